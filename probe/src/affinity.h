@@ -1,0 +1,23 @@
+/* affinity.h - CPU pinning, the least-busy CPU, SCHED_FIFO and mlockall. */
+#ifndef OSM_AFFINITY_H
+#define OSM_AFFINITY_H
+
+#include <stddef.h>
+
+/* CPUs this process may run on (sched_getaffinity), ascending; returns count. */
+int osm_allowed_cpus(int *cpus, int max);
+/* The allowed CPU with the most idle time over ~sample_ms (from /proc/stat),
+ * or the first allowed CPU when /proc/stat is unreadable. */
+int osm_least_busy_cpu(int sample_ms);
+/* Pin the calling thread. Returns 0 or -1 with errno. */
+int osm_pin_self(int cpu);
+/* Another allowed CPU than `cpu` (for cross-CPU placements), or -1. */
+int osm_other_cpu(int cpu);
+
+/* SCHED_FIFO at prio for the calling thread. Returns 0, or -1 with a reason
+ * the user can act on (e.g. "needs root or CAP_SYS_NICE"). */
+int osm_set_fifo(int prio, char *why, size_t len);
+/* mlockall(MCL_CURRENT | MCL_FUTURE). Returns 0 or -1 with a reason. */
+int osm_lock_memory(char *why, size_t len);
+
+#endif

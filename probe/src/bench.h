@@ -1,0 +1,117 @@
+/* bench.h - the one contract between the harness and the benchmarks.
+ *
+ * A benchmark is a row in its family's table (bench/<family>.c). The harness
+ * calls setup() once, then run(ctx, batch) many times, timing each call, then
+ * teardown(). A benchmark never parses argv, never prints and never exits: it
+ * returns OSM_OK, OSM_SKIP or OSM_ERROR and puts the reason in ctx->msg. */
+#ifndef OSM_BENCH_H
+#define OSM_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum osm_status { OSM_OK = 0, OSM_SKIP = 1, OSM_ERROR = 2 };
+
+enum osm_unit {
+	OSM_UNIT_NS,          /* nanoseconds per operation */
+	OSM_UNIT_BYTES_PER_S, /* bytes per second (10^9 = 1 GB/s) */
+	OSM_UNIT_COUNT,       /* a dimensionless count */
+};
+
+enum osm_ptype {
+	OSM_P_INT,  /* integer in [min, max] */
+	OSM_P_SIZE, /* bytes in [min, max]; accepts k/KiB/M/MiB/G/GiB suffixes */
+	OSM_P_ENUM, /* one of choices[]; stored as its index in .i */
+	OSM_P_STR,  /* free string (a path); def_str is the default, may be "" */
+};
+
+struct osm_param {
+	const char *name;             /* snake_case */
+	enum osm_ptype type;
+	const char *help;             /* one line */
+	int64_t def;                  /* default for INT/SIZE/ENUM (index) */
+	int64_t min, max;             /* inclusive range for INT/SIZE */
+	const char *const *choices;   /* ENUM: NULL-terminated */
+	const char *def_str;          /* STR default */
+};
+
+/* Requirement flags (shown by `list`, checked before run). */
+#define OSM_NEEDS_ROOT     (1u << 0) /* skips without root */
+#define OSM_NEEDS_PEER     (1u << 1) /* needs --param peer= */
+#define OSM_NEEDS_FREE_CPU (1u << 2) /* wants a second CPU */
+#define OSM_HIDDEN         (1u << 8) /* test-only: not listed without --all, in no suite */
+
+/* Suite membership bits. */
+#define OSM_SUITE_QUICK    (1u << 0)
+#define OSM_SUITE_STANDARD (1u << 1)
+#define OSM_SUITE_FULL     (1u << 2)
+#define OSM_SUITE_LEBENCH  (1u << 3)
+#define OSM_SUITES_ALL     (OSM_SUITE_QUICK | OSM_SUITE_STANDARD | OSM_SUITE_FULL)
+
+#define OSM_MAX_PARAMS 8
+#define OSM_MSG_LEN 512
+#define OSM_MAX_EXTRA 8
+
+struct osm_pval {
+	int64_t i;     /* INT, SIZE, ENUM index */
+	const char *s; /* STR value (points into argv or def_str) */
+};
+
+struct osm_bench;
+
+/* A named figure a benchmark adds to its result ("extra" in the schema). */
+struct osm_extra {
+	const char *key;
+	double value;
+};
+
+struct osm_ctx {
+	const struct osm_bench *bench;
+	struct osm_pval params[OSM_MAX_PARAMS]; /* in bench->params order */
+	int cpu;                                /* CPU the probe is pinned to */
+	const char *workdir;                    /* private temp dir, removed at exit */
+	void *priv;                             /* the benchmark's own state */
+	char msg[OSM_MSG_LEN];                  /* skip reason or error message */
+	/* Self-timed benchmarks (OSM_SELF_TIMED) put the measured time of the
+	 * whole batch here, in ns, instead of being timed around run(). */
+	double self_ns;
+	const char *placement;                  /* "same_cpu"/"cross_cpu" or NULL */
+	struct osm_extra extra[OSM_MAX_EXTRA];  /* figures for result.extra */
+	int n_extra;
+	/* OSM_UNIT_BYTES_PER_S: bytes moved per operation, set in setup(). */
+	double bytes_per_op;
+};
+
+#define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */
+#define OSM_ONE_BY_ONE     (1u << 17) /* never batch: always batch = 1 */
+
+struct osm_bench {
+	const char *name;        /* operation; full name is family.name */
+	const char *desc;        /* one line for `list` */
+	enum osm_unit unit;
+	unsigned flags;          /* OSM_NEEDS_*, OSM_HIDDEN, OSM_SELF_TIMED, ... */
+	unsigned suites;         /* OSM_SUITE_* */
+	const struct osm_param *params; /* terminated by a row with name == NULL; may be NULL */
+	/* Parameter sets a suite runs, ';'-separated, each "k=v[,k=v]"; NULL = defaults only. */
+	const char *sweep;
+	int (*setup)(struct osm_ctx *ctx);           /* may be NULL */
+	int (*run)(struct osm_ctx *ctx, uint64_t batch); /* do `batch` operations */
+	void (*teardown)(struct osm_ctx *ctx);       /* may be NULL; always called after setup() succeeded */
+};
+
+struct osm_family {
+	const char *name;
+	const char *desc;
+	const struct osm_bench *benches;
+	size_t n;
+};
+
+/* Helpers for benchmarks. */
+int64_t osm_param_int(const struct osm_ctx *ctx, const char *name);
+const char *osm_param_str(const struct osm_ctx *ctx, const char *name);
+int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
+void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
+
+#endif

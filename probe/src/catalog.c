@@ -1,0 +1,487 @@
+/* catalog.c - see catalog.h. Adding a family = one line in families[]. */
+#include "catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "parse.h"
+
+extern const struct osm_family osm_family_cpu;
+extern const struct osm_family osm_family_syscall;
+extern const struct osm_family osm_family_test;
+
+const struct osm_family *const osm_families[] = {
+	&osm_family_cpu,
+	&osm_family_syscall,
+	&osm_family_test,
+};
+const size_t osm_n_families = ARRAY_SIZE(osm_families);
+
+const char *const osm_suite_names[] = {"quick", "standard", "full", "lebench", NULL};
+static const unsigned suite_bits[] = {OSM_SUITE_QUICK, OSM_SUITE_STANDARD, OSM_SUITE_FULL,
+				      OSM_SUITE_LEBENCH};
+
+unsigned osm_suite_bit(const char *name)
+{
+	for (int i = 0; osm_suite_names[i]; i++)
+		if (!strcmp(name, osm_suite_names[i]))
+			return suite_bits[i];
+	return 0;
+}
+
+const char *osm_unit_name(enum osm_unit u)
+{
+	switch (u) {
+	case OSM_UNIT_NS: return "ns";
+	case OSM_UNIT_BYTES_PER_S: return "bytes_per_s";
+	case OSM_UNIT_COUNT: return "count";
+	}
+	return "?";
+}
+
+void osm_full_name(const struct osm_family *f, const struct osm_bench *b, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%s", f->name, b->name);
+}
+
+const struct osm_bench *osm_find_bench(const char *full, const struct osm_family **fam)
+{
+	const char *dot = strchr(full, '.');
+	if (!dot)
+		return NULL;
+	size_t flen = (size_t)(dot - full);
+	for (size_t i = 0; i < osm_n_families; i++) {
+		const struct osm_family *f = osm_families[i];
+		if (strlen(f->name) != flen || strncmp(f->name, full, flen))
+			continue;
+		for (size_t k = 0; k < f->n; k++) {
+			if (!strcmp(f->benches[k].name, dot + 1)) {
+				if (fam)
+					*fam = f;
+				return &f->benches[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+int osm_nparams(const struct osm_bench *b)
+{
+	int n = 0;
+	while (b->params && b->params[n].name)
+		n++;
+	return n;
+}
+
+static const char *ptype_name(enum osm_ptype t)
+{
+	switch (t) {
+	case OSM_P_INT: return "int";
+	case OSM_P_SIZE: return "size";
+	case OSM_P_ENUM: return "enum";
+	case OSM_P_STR: return "string";
+	}
+	return "?";
+}
+
+void osm_instance_init(struct osm_instance *in, const struct osm_family *f, const struct osm_bench *b)
+{
+	memset(in, 0, sizeof(*in));
+	in->fam = f;
+	in->bench = b;
+	for (int i = 0; i < osm_nparams(b); i++) {
+		in->params[i].i = b->params[i].def;
+		in->params[i].s = b->params[i].def_str ? b->params[i].def_str : "";
+	}
+}
+
+static void list_choices(const struct osm_param *p, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; p->choices && p->choices[i]; i++)
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s", i ? ", " : "",
+					p->choices[i]);
+}
+
+static void list_param_names(const struct osm_bench *b, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = osm_nparams(b);
+	buf[0] = 0;
+	if (!n) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s", i ? ", " : "",
+					b->params[i].name);
+}
+
+int osm_instance_set(struct osm_instance *in, const char *key, const char *value,
+		     char *err, size_t len)
+{
+	const struct osm_bench *b = in->bench;
+	char name[128], why[300];
+	osm_full_name(in->fam, b, name, sizeof(name));
+	for (int i = 0; i < osm_nparams(b); i++) {
+		const struct osm_param *p = &b->params[i];
+		if (strcmp(p->name, key))
+			continue;
+		int64_t v = 0;
+		switch (p->type) {
+		case OSM_P_INT:
+			if (osm_parse_int(value, p->min, p->max, &v, why, sizeof(why)))
+				goto bad;
+			in->params[i].i = v;
+			return 0;
+		case OSM_P_SIZE:
+			if (osm_parse_size(value, p->min, p->max, &v, why, sizeof(why)))
+				goto bad;
+			in->params[i].i = v;
+			return 0;
+		case OSM_P_ENUM:
+			for (int c = 0; p->choices[c]; c++) {
+				if (!strcmp(p->choices[c], value)) {
+					in->params[i].i = c;
+					return 0;
+				}
+			}
+			{
+				char ch[256];
+				list_choices(p, ch, sizeof(ch));
+				snprintf(why, sizeof(why), "'%s' is not allowed; allowed: %s", value, ch);
+			}
+			goto bad;
+		case OSM_P_STR:
+			in->params[i].s = value;
+			return 0;
+		}
+	bad:
+		snprintf(err, len, "%s: parameter %s: %s", name, key, why);
+		return -2;
+	}
+	char names[256];
+	list_param_names(b, names, sizeof(names));
+	snprintf(err, len, "%s has no parameter '%s'; its parameters: %s", name, key, names);
+	return -1;
+}
+
+int osm_instance_apply(struct osm_instance *in, const char *assignments, char *err, size_t len)
+{
+	char buf[256];
+	if (snprintf(buf, sizeof(buf), "%s", assignments) >= (int)sizeof(buf)) {
+		snprintf(err, len, "sweep element too long: %s", assignments);
+		return -2;
+	}
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(err, len, "'%s' is not KEY=VALUE", tok);
+			return -2;
+		}
+		*eq = 0;
+		/* Sweep values live in the static table, so string values can be
+		 * pointed at directly only if we copy them: STR params are not swept. */
+		int r = osm_instance_set(in, tok, eq + 1, err, len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
+			struct osm_instance **out)
+{
+	int n = 1;
+	for (const char *p = b->sweep; p && *p; p++)
+		n += *p == ';';
+	struct osm_instance *v = calloc((size_t)n, sizeof(*v));
+	if (!v)
+		return -1;
+	if (!b->sweep) {
+		osm_instance_init(&v[0], f, b);
+		*out = v;
+		return 1;
+	}
+	char buf[1024], err[256];
+	snprintf(buf, sizeof(buf), "%s", b->sweep);
+	char *save = NULL;
+	int k = 0;
+	for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		osm_instance_init(&v[k], f, b);
+		if (osm_instance_apply(&v[k], tok, err, sizeof(err))) {
+			free(v);
+			return -1;
+		}
+		k++;
+	}
+	*out = v;
+	return k;
+}
+
+int osm_suite_instances(unsigned bit, struct osm_instance **out)
+{
+	struct osm_instance *all = NULL;
+	int n = 0;
+	for (size_t i = 0; i < osm_n_families; i++) {
+		const struct osm_family *f = osm_families[i];
+		for (size_t k = 0; k < f->n; k++) {
+			const struct osm_bench *b = &f->benches[k];
+			if (!(b->suites & bit) || (b->flags & OSM_HIDDEN))
+				continue;
+			struct osm_instance *s;
+			int m = osm_sweep_instances(f, b, &s);
+			if (m < 0) {
+				free(all);
+				return -1;
+			}
+			struct osm_instance *na = realloc(all, (size_t)(n + m) * sizeof(*all));
+			if (!na) {
+				free(s);
+				free(all);
+				return -1;
+			}
+			all = na;
+			memcpy(all + n, s, (size_t)m * sizeof(*s));
+			n += m;
+			free(s);
+		}
+	}
+	*out = all;
+	return n;
+}
+
+int osm_catalog_check(char *err, size_t len)
+{
+	char name[128], other[128];
+	for (size_t i = 0; i < osm_n_families; i++) {
+		const struct osm_family *f = osm_families[i];
+		for (size_t k = 0; k < f->n; k++) {
+			const struct osm_bench *b = &f->benches[k];
+			osm_full_name(f, b, name, sizeof(name));
+			if (!b->name || !b->desc || !b->run) {
+				snprintf(err, len, "%s: name, desc and run are required", name);
+				return -1;
+			}
+			for (size_t i2 = 0; i2 < osm_n_families; i2++)
+				for (size_t k2 = 0; k2 < osm_families[i2]->n; k2++) {
+					const struct osm_bench *b2 = &osm_families[i2]->benches[k2];
+					osm_full_name(osm_families[i2], b2, other, sizeof(other));
+					if (b2 != b && !strcmp(name, other)) {
+						snprintf(err, len, "%s: duplicate name", name);
+						return -1;
+					}
+				}
+			int np = osm_nparams(b);
+			if (np > OSM_MAX_PARAMS) {
+				snprintf(err, len, "%s: more than %d parameters", name, OSM_MAX_PARAMS);
+				return -1;
+			}
+			for (int p = 0; p < np; p++) {
+				const struct osm_param *pp = &b->params[p];
+				int bad = 0;
+				if (pp->type == OSM_P_INT || pp->type == OSM_P_SIZE)
+					bad = pp->min > pp->max || pp->def < pp->min || pp->def > pp->max;
+				else if (pp->type == OSM_P_ENUM) {
+					int nc = 0;
+					while (pp->choices && pp->choices[nc])
+						nc++;
+					bad = nc == 0 || pp->def < 0 || pp->def >= nc;
+				}
+				if (bad || !pp->help) {
+					snprintf(err, len, "%s: parameter %s: default outside its range, or no help",
+						 name, pp->name);
+					return -1;
+				}
+			}
+			if ((b->flags & OSM_HIDDEN) && b->suites) {
+				snprintf(err, len, "%s: a hidden benchmark cannot be in a suite", name);
+				return -1;
+			}
+			if (b->sweep) {
+				struct osm_instance *s;
+				int m = osm_sweep_instances(f, b, &s);
+				if (m < 0) {
+					snprintf(err, len, "%s: bad sweep '%s'", name, b->sweep);
+					return -1;
+				}
+				free(s);
+			}
+		}
+	}
+	return 0;
+}
+
+static void emit_param_value(struct osm_json *j, const char *key, const struct osm_param *p,
+			     const struct osm_pval *v)
+{
+	switch (p->type) {
+	case OSM_P_INT:
+	case OSM_P_SIZE:
+		osm_json_int(j, key, v->i);
+		break;
+	case OSM_P_ENUM:
+		osm_json_str(j, key, p->choices[v->i]);
+		break;
+	case OSM_P_STR:
+		osm_json_str(j, key, v->s);
+		break;
+	}
+}
+
+void osm_emit_params(struct osm_json *j, const char *key, const struct osm_instance *in)
+{
+	osm_json_obj_begin(j, key);
+	for (int i = 0; i < osm_nparams(in->bench); i++)
+		emit_param_value(j, in->bench->params[i].name, &in->bench->params[i], &in->params[i]);
+	osm_json_obj_end(j);
+}
+
+static void emit_suites(struct osm_json *j, unsigned s)
+{
+	osm_json_arr_begin(j, "suites");
+	for (int i = 0; osm_suite_names[i]; i++)
+		if (s & suite_bits[i])
+			osm_json_str(j, NULL, osm_suite_names[i]);
+	osm_json_arr_end(j);
+}
+
+void osm_catalog_list_json(FILE *f, int all)
+{
+	struct osm_json j;
+	char name[128];
+	osm_json_init(&j, f);
+	osm_json_doc_begin(&j);
+	osm_json_int(&j, "schema", OSM_SCHEMA_VERSION);
+	osm_json_str(&j, "probe_version", OSM_VERSION);
+	osm_json_arr_begin(&j, "suites");
+	for (int i = 0; osm_suite_names[i]; i++)
+		osm_json_str(&j, NULL, osm_suite_names[i]);
+	osm_json_arr_end(&j);
+	osm_json_arr_begin(&j, "benchmarks");
+	for (size_t i = 0; i < osm_n_families; i++) {
+		const struct osm_family *fam = osm_families[i];
+		for (size_t k = 0; k < fam->n; k++) {
+			const struct osm_bench *b = &fam->benches[k];
+			if ((b->flags & OSM_HIDDEN) && !all)
+				continue;
+			osm_full_name(fam, b, name, sizeof(name));
+			osm_json_obj_begin(&j, NULL);
+			osm_json_str(&j, "name", name);
+			osm_json_str(&j, "family", fam->name);
+			osm_json_str(&j, "description", b->desc);
+			osm_json_str(&j, "unit", osm_unit_name(b->unit));
+			osm_json_arr_begin(&j, "requires");
+			if (b->flags & OSM_NEEDS_ROOT)
+				osm_json_str(&j, NULL, "root");
+			if (b->flags & OSM_NEEDS_PEER)
+				osm_json_str(&j, NULL, "peer");
+			if (b->flags & OSM_NEEDS_FREE_CPU)
+				osm_json_str(&j, NULL, "free_cpu");
+			osm_json_arr_end(&j);
+			emit_suites(&j, b->suites);
+			osm_json_bool(&j, "hidden", (b->flags & OSM_HIDDEN) != 0);
+			osm_json_arr_begin(&j, "sweep");
+			if (b->sweep) {
+				struct osm_instance *s;
+				int m = osm_sweep_instances(fam, b, &s);
+				for (int q = 0; q < m; q++)
+					osm_emit_params(&j, NULL, &s[q]);
+				if (m > 0)
+					free(s);
+			}
+			osm_json_arr_end(&j);
+			osm_json_arr_begin(&j, "params");
+			for (int p = 0; p < osm_nparams(b); p++) {
+				const struct osm_param *pp = &b->params[p];
+				struct osm_pval dv = {pp->def, pp->def_str ? pp->def_str : ""};
+				osm_json_obj_begin(&j, NULL);
+				osm_json_str(&j, "name", pp->name);
+				osm_json_str(&j, "type", ptype_name(pp->type));
+				emit_param_value(&j, "default", pp, &dv);
+				if (pp->type == OSM_P_INT || pp->type == OSM_P_SIZE) {
+					osm_json_int(&j, "min", pp->min);
+					osm_json_int(&j, "max", pp->max);
+				}
+				if (pp->type == OSM_P_ENUM) {
+					osm_json_arr_begin(&j, "choices");
+					for (int c = 0; pp->choices[c]; c++)
+						osm_json_str(&j, NULL, pp->choices[c]);
+					osm_json_arr_end(&j);
+				}
+				osm_json_str(&j, "help", pp->help);
+				osm_json_obj_end(&j);
+			}
+			osm_json_arr_end(&j);
+			osm_json_obj_end(&j);
+		}
+	}
+	osm_json_arr_end(&j);
+	osm_json_doc_end(&j);
+}
+
+void osm_catalog_list_text(FILE *f, int all)
+{
+	char name[128], lo[32], hi[32];
+	for (size_t i = 0; i < osm_n_families; i++) {
+		const struct osm_family *fam = osm_families[i];
+		fprintf(f, "%s: %s\n", fam->name, fam->desc);
+		for (size_t k = 0; k < fam->n; k++) {
+			const struct osm_bench *b = &fam->benches[k];
+			if ((b->flags & OSM_HIDDEN) && !all)
+				continue;
+			osm_full_name(fam, b, name, sizeof(name));
+			fprintf(f, "  %-24s %-12s %s\n", name, osm_unit_name(b->unit), b->desc);
+			for (int p = 0; p < osm_nparams(b); p++) {
+				const struct osm_param *pp = &b->params[p];
+				switch (pp->type) {
+				case OSM_P_INT:
+					fprintf(f, "      --param %s=N (%lld..%lld, default %lld): %s\n", pp->name,
+						(long long)pp->min, (long long)pp->max, (long long)pp->def, pp->help);
+					break;
+				case OSM_P_SIZE:
+					osm_format_size(pp->min, lo, sizeof(lo));
+					osm_format_size(pp->max, hi, sizeof(hi));
+					fprintf(f, "      --param %s=SIZE (%s..%s, default %lld): %s\n", pp->name, lo,
+						hi, (long long)pp->def, pp->help);
+					break;
+				case OSM_P_ENUM: {
+					char ch[256];
+					list_choices(pp, ch, sizeof(ch));
+					fprintf(f, "      --param %s={%s} (default %s): %s\n", pp->name, ch,
+						pp->choices[pp->def], pp->help);
+					break;
+				}
+				case OSM_P_STR:
+					fprintf(f, "      --param %s=STRING (default '%s'): %s\n", pp->name,
+						pp->def_str ? pp->def_str : "", pp->help);
+					break;
+				}
+			}
+		}
+	}
+}
+
+int64_t osm_param_int(const struct osm_ctx *ctx, const char *name)
+{
+	const struct osm_bench *b = ctx->bench;
+	for (int i = 0; i < osm_nparams(b); i++)
+		if (!strcmp(b->params[i].name, name))
+			return ctx->params[i].i;
+	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
+	abort();
+}
+
+const char *osm_param_str(const struct osm_ctx *ctx, const char *name)
+{
+	const struct osm_bench *b = ctx->bench;
+	for (int i = 0; i < osm_nparams(b); i++)
+		if (!strcmp(b->params[i].name, name))
+			return ctx->params[i].s;
+	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
+	abort();
+}

@@ -1,0 +1,33 @@
+/* cli.h - `run` options: parsed and validated completely before anything
+ * runs, so bad input never produces a half-run. */
+#ifndef OSM_CLI_H
+#define OSM_CLI_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+#include "harness.h"
+
+struct osm_run_opts {
+	struct osm_instance *instances; /* what to run, in order (owned) */
+	int n_instances;
+	const char *suite;       /* suite name or NULL */
+	struct osm_budget budget;
+	int cpu;                 /* -1 = least busy */
+	int fifo;                /* 0 = no SCHED_FIFO, else priority 1..99 */
+	int mlock;
+	const char *clock;       /* forced clock name or NULL */
+	const char *output;      /* -o FILE or NULL for stdout */
+	int die_with_parent;
+	int quiet;
+};
+
+/* Default budgets per suite (a named run uses "standard"). */
+void osm_budget_for_suite(const char *suite, struct osm_budget *b);
+
+/* Parses argv after "run". Returns 0, or -1 with the message in err. */
+int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len);
+void osm_cli_free_run(struct osm_run_opts *o);
+void osm_cli_usage(FILE *f);
+
+#endif

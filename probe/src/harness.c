@@ -1,0 +1,290 @@
+/* harness.c - see harness.h. */
+#include "harness.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+/* Operations at least this long are timed one by one (DESIGN 4.2) ... */
+#define ONE_BY_ONE_NS 1000.0
+/* ... and at least this many times the clock's overhead, so an empty timed
+ * region (start + stop read) is under 1 % of every sample. */
+#define ONE_BY_ONE_OVERHEADS 100.0
+
+int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+int osm_fail_errno(struct osm_ctx *ctx, const char *what)
+{
+	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(errno));
+}
+
+void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
+{
+	for (int i = 0; i < ctx->n_extra; i++) {
+		if (!strcmp(ctx->extra[i].key, key)) {
+			ctx->extra[i].value = value;
+			return;
+		}
+	}
+	if (ctx->n_extra < OSM_MAX_EXTRA) {
+		ctx->extra[ctx->n_extra].key = key;
+		ctx->extra[ctx->n_extra].value = value;
+		ctx->n_extra++;
+	}
+}
+
+double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_time_s)
+{
+	double t = 10000.0;
+	if (1000.0 * resolution_ns > t)
+		t = 1000.0 * resolution_ns;
+	if (100.0 * overhead_ns > t)
+		t = 100.0 * overhead_ns;
+	if (min_time_s * 1e9 / 2000.0 > t)
+		t = min_time_s * 1e9 / 2000.0;
+	return t;
+}
+
+/* Calibration rule: if a batch of b took t < T, the next size is what would
+ * take 1.2 T at the measured rate, at least doubled (so a noisy fast
+ * measurement still makes progress) and at most x100 (so one slow outlier at
+ * b = 1, e.g. a cold cache, cannot blow the batch up). */
+uint64_t osm_next_batch(uint64_t b, double t_ns, double target_ns)
+{
+	uint64_t lo = b * 2, hi = b * 100;
+	if (t_ns <= 0)
+		return hi;
+	double want = ceil(1.2 * target_ns * (double)b / t_ns);
+	if (want < (double)lo)
+		return lo;
+	if (want > (double)hi)
+		return hi;
+	return (uint64_t)want;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Robust relative standard error of the median:
+ *   sigma  = 1.4826 * MAD            (MAD: median absolute deviation)
+ *   se     = 1.2533 * sigma / sqrt(n) (asymptotic SE of a normal median)
+ *   rse    = se / |median|
+ * Unlike the mean's RSE it is not wrecked by one timer interrupt among
+ * thousands of microsecond samples. scratch holds n doubles. */
+double osm_robust_rse(const double *v, size_t n, double *scratch)
+{
+	if (n < 2)
+		return INFINITY;
+	memcpy(scratch, v, n * sizeof(double));
+	qsort(scratch, n, sizeof(double), cmp_double);
+	double med = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	if (med == 0)
+		return INFINITY;
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = fabs(v[i] - med);
+	qsort(scratch, n, sizeof(double), cmp_double);
+	double mad = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	return 1.2533 * 1.4826 * mad / sqrt((double)n) / fabs(med);
+}
+
+const char *osm_stop_rule(const struct osm_budget *b, int64_t n, double rse,
+			  double sampling_s, double total_s)
+{
+	if (n >= b->max_samples)
+		return "max_samples";
+	if (total_s >= b->max_time_s && n >= 1)
+		return "max_time";
+	if (n >= b->min_samples && sampling_s >= b->min_time_s && rse <= b->target_rse)
+		return "rse";
+	return NULL;
+}
+
+/* Time one call of run(ctx, batch); returns ns for the whole batch or < 0
+ * on failure (ctx->msg set). */
+static double time_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
+{
+	const struct osm_bench *bn = ctx->bench;
+	ctx->self_ns = -1;
+	uint64_t t0 = osm_clock_start();
+	*st = bn->run(ctx, batch);
+	uint64_t t1 = osm_clock_stop();
+	if (*st != OSM_OK)
+		return -1;
+	if (bn->flags & OSM_SELF_TIMED) {
+		if (ctx->self_ns < 0) {
+			*st = osm_fail(ctx, OSM_ERROR, "internal: self-timed benchmark set no time");
+			return -1;
+		}
+		return ctx->self_ns;
+	}
+	return osm_ticks_to_ns(t1 - t0);
+}
+
+static double now_s(void)
+{
+	return (double)osm_mono_raw_ns() * 1e-9;
+}
+
+static int push_value(struct osm_measurement *m, size_t *cap, double v)
+{
+	if (m->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 1024;
+		double *nv = realloc(m->values, nc * sizeof(double));
+		if (!nv)
+			return -1;
+		m->values = nv;
+		*cap = nc;
+	}
+	m->values[m->n++] = v;
+	return 0;
+}
+
+static double to_unit(const struct osm_ctx *ctx, double ns_per_op)
+{
+	if (ctx->bench->unit == OSM_UNIT_BYTES_PER_S)
+		return ns_per_op > 0 ? ctx->bytes_per_op * 1e9 / ns_per_op : NAN;
+	return ns_per_op;
+}
+
+/* Calibrate the batch size while warming up: keep running until the batch
+ * is calibrated and the warm-up time has passed. */
+static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b,
+				 double t_start, uint64_t *batch_out, double *target_out)
+{
+	const struct osm_clock_info *ci = osm_clock_get_info();
+	double T = osm_target_batch_ns(ci->resolution_ns, ci->overhead_ns, b->min_time_s);
+	double one_by_one_ns = fmax(ONE_BY_ONE_NS, ONE_BY_ONE_OVERHEADS * ci->overhead_ns);
+	uint64_t batch = 1;
+	int fixed = (ctx->bench->flags & OSM_ONE_BY_ONE) != 0;
+	int st;
+	*target_out = T;
+	for (;;) {
+		/* Three timings at this size; the smallest is the least disturbed. */
+		double best = INFINITY;
+		for (int k = 0; k < 3; k++) {
+			double t = time_batch(ctx, batch, &st);
+			if (t < 0)
+				return st;
+			if (t < best)
+				best = t;
+			if (now_s() - t_start > b->max_time_s)
+				break;
+		}
+		if (!fixed) {
+			if (batch == 1 && best >= one_by_one_ns)
+				fixed = 1; /* a microsecond or more: time one by one */
+			else if (best >= T)
+				fixed = 1;
+			else if (batch >= (UINT64_C(1) << 40))
+				fixed = 1;
+			else
+				batch = osm_next_batch(batch, best, T);
+		}
+		if (fixed && now_s() - t_start >= b->warmup_s)
+			break;
+		if (now_s() - t_start > b->max_time_s) /* cannot calibrate in budget */
+			break;
+	}
+	*batch_out = batch;
+	return OSM_OK;
+}
+
+enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
+			    struct osm_measurement *m)
+{
+	const struct osm_bench *bn = ctx->bench;
+	memset(m, 0, sizeof(*m));
+	double t_start = now_s();
+	int st = bn->setup ? bn->setup(ctx) : OSM_OK;
+	if (st != OSM_OK)
+		return (enum osm_status)st;
+	if (bn->unit == OSM_UNIT_BYTES_PER_S && !(ctx->bytes_per_op > 0)) {
+		if (bn->teardown)
+			bn->teardown(ctx);
+		return (enum osm_status)osm_fail(ctx, OSM_ERROR, "internal: bytes_per_op not set");
+	}
+
+	uint64_t batch = 1;
+	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns);
+	m->batch = batch;
+	size_t cap = 0;
+	double *scratch = NULL;
+	double rse = INFINITY;
+	size_t next_check = 2;
+	double t_sampling = now_s();
+	while (st == OSM_OK) {
+		double t = time_batch(ctx, batch, &st);
+		if (t < 0)
+			break;
+		double v = to_unit(ctx, t / (double)batch);
+		if (!isfinite(v)) {
+			st = osm_fail(ctx, OSM_ERROR, "measured a zero duration: the clock is too coarse for this benchmark");
+			break;
+		}
+		if (push_value(m, &cap, v)) {
+			st = osm_fail(ctx, OSM_ERROR, "out of memory for samples");
+			break;
+		}
+		/* The robust RSE sorts, so it is recomputed only when the sample
+		 * count has grown by 5 % (and at min_samples): O(n log n) overall. */
+		if (m->n >= next_check || m->n == (size_t)b->min_samples) {
+			double *ns = realloc(scratch, cap * sizeof(double));
+			if (!ns) {
+				st = osm_fail(ctx, OSM_ERROR, "out of memory for samples");
+				break;
+			}
+			scratch = ns;
+			rse = osm_robust_rse(m->values, m->n, scratch);
+			next_check = m->n + m->n / 20 + 1;
+		}
+		double tn = now_s();
+		m->stop_reason = osm_stop_rule(b, (int64_t)m->n, rse, tn - t_sampling, tn - t_start);
+		if (m->stop_reason)
+			break;
+	}
+	free(scratch);
+	if (bn->teardown)
+		bn->teardown(ctx);
+	m->elapsed_s = now_s() - t_start;
+	if (st != OSM_OK) {
+		osm_measurement_free(m);
+		return (enum osm_status)st;
+	}
+	return OSM_OK;
+}
+
+void osm_measurement_free(struct osm_measurement *m)
+{
+	free(m->values);
+	m->values = NULL;
+	m->n = 0;
+}
+
+double osm_median(const double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	double *c = malloc(n * sizeof(double));
+	if (!c)
+		return NAN;
+	memcpy(c, v, n * sizeof(double));
+	qsort(c, n, sizeof(double), cmp_double);
+	double med = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return med;
+}

@@ -1,0 +1,368 @@
+/* main.c - osmeter-probe: argv -> list | run | sysinfo | version.
+ *
+ * Exit codes (docs/exit-codes.md):
+ *   0  everything ran (some benchmarks may have been skipped, with reasons)
+ *   1  at least one benchmark failed (an `error` record says why)
+ *   2  bad input: unknown command, option, benchmark, parameter or value;
+ *      nothing was run and nothing was written to the output
+ *   3  cannot run: the output cannot be written, no usable clock, no work
+ *      directory
+ *   killed by SIGINT/SIGTERM/...: after cleaning up and writing an `end`
+ *      record with status "interrupted", the probe dies of the same signal
+ *      (a shell shows 128 + the signal number). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "affinity.h"
+#include "catalog.h"
+#include "cleanup.h"
+#include "cli.h"
+#include "clock.h"
+#include "emit.h"
+#include "harness.h"
+#include "log.h"
+#include "sysinfo.h"
+
+enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2, EXIT_CANNOT_RUN = 3 };
+
+#ifndef OSM_BUILD_COMPILER
+#define OSM_BUILD_COMPILER "unknown"
+#endif
+#ifndef OSM_BUILD_FLAGS
+#define OSM_BUILD_FLAGS "unknown"
+#endif
+#ifndef OSM_BUILD_TYPE
+#define OSM_BUILD_TYPE "unknown"
+#endif
+#ifndef OSM_BUILD_STATIC
+#define OSM_BUILD_STATIC 0
+#endif
+
+static int has_flag(int argc, char **argv, const char *flag)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], flag))
+			return 1;
+	return 0;
+}
+
+static int only_flags(int argc, char **argv, const char *const *allowed)
+{
+	for (int i = 0; i < argc; i++) {
+		int ok = 0;
+		for (int k = 0; allowed[k]; k++)
+			ok |= !strcmp(argv[i], allowed[k]);
+		if (!ok) {
+			osm_err("unknown argument '%s'", argv[i]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const char *const allowed[] = {"--json", "--all", NULL};
+	if (!only_flags(argc, argv, allowed)) {
+		fprintf(stderr, "usage: osmeter-probe list [--json] [--all]\n");
+		return EXIT_USAGE;
+	}
+	if (has_flag(argc, argv, "--json"))
+		osm_catalog_list_json(stdout, has_flag(argc, argv, "--all"));
+	else
+		osm_catalog_list_text(stdout, has_flag(argc, argv, "--all"));
+	return EXIT_OK;
+}
+
+static int cmd_sysinfo(int argc, char **argv)
+{
+	static const char *const allowed[] = {"--json", NULL};
+	if (!only_flags(argc, argv, allowed)) {
+		fprintf(stderr, "usage: osmeter-probe sysinfo [--json]\n");
+		return EXIT_USAGE;
+	}
+	if (has_flag(argc, argv, "--json")) {
+		struct osm_json j;
+		osm_json_init(&j, stdout);
+		osm_json_doc_begin(&j);
+		osm_json_int(&j, "schema", OSM_SCHEMA_VERSION);
+		osm_sysinfo_write_fields(&j);
+		osm_json_doc_end(&j);
+	} else {
+		osm_sysinfo_print_text(stdout);
+	}
+	return EXIT_OK;
+}
+
+static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu, int cpu_requested,
+		      const char *fifo_why, const char *mlock_why)
+{
+	const struct osm_clock_info *ci = osm_clock_get_info();
+	char ts[32];
+	osm_utc_now(ts);
+	osm_json_record_begin(j, "meta");
+	osm_json_int(j, "schema", OSM_SCHEMA_VERSION);
+	osm_json_str(j, "probe_version", OSM_VERSION);
+	osm_json_str(j, "command", "run");
+	osm_json_str(j, "suite", o->suite);
+	osm_json_str(j, "start_time", ts);
+	osm_json_obj_begin(j, "clock");
+	osm_json_str(j, "source", ci->source);
+	osm_json_bool(j, "forced", ci->forced);
+	osm_json_num(j, "hz", ci->hz);
+	osm_json_num(j, "tick_ns", ci->tick_ns);
+	osm_json_num(j, "resolution_ns", ci->resolution_ns);
+	osm_json_num(j, "overhead_ns", ci->overhead_ns);
+	if (ci->invariant < 0)
+		osm_json_null(j, "invariant");
+	else
+		osm_json_bool(j, "invariant", ci->invariant);
+	osm_json_num(j, "calibration_ns", ci->calibration_ns);
+	osm_json_obj_end(j);
+	osm_json_int(j, "cpu", cpu);
+	osm_json_str(j, "cpu_choice", cpu_requested ? "requested" : "least_busy");
+	osm_json_obj_begin(j, "fifo");
+	if (o->fifo)
+		osm_json_int(j, "requested", o->fifo);
+	else
+		osm_json_null(j, "requested");
+	osm_json_bool(j, "applied", o->fifo && !fifo_why);
+	osm_json_str(j, "reason", fifo_why);
+	osm_json_obj_end(j);
+	osm_json_obj_begin(j, "mlock");
+	osm_json_bool(j, "requested", o->mlock);
+	osm_json_bool(j, "applied", o->mlock && !mlock_why);
+	osm_json_str(j, "reason", mlock_why);
+	osm_json_obj_end(j);
+	osm_json_obj_begin(j, "budget");
+	osm_json_num(j, "min_time_s", o->budget.min_time_s);
+	osm_json_num(j, "max_time_s", o->budget.max_time_s);
+	osm_json_num(j, "warmup_s", o->budget.warmup_s);
+	osm_json_int(j, "min_samples", o->budget.min_samples);
+	osm_json_int(j, "max_samples", o->budget.max_samples);
+	osm_json_num(j, "target_rse", o->budget.target_rse);
+	osm_json_obj_end(j);
+	osm_json_obj_begin(j, "build");
+	osm_json_str(j, "compiler", OSM_BUILD_COMPILER);
+	osm_json_str(j, "flags", OSM_BUILD_FLAGS);
+	osm_json_bool(j, "static", OSM_BUILD_STATIC);
+	osm_json_str(j, "build_type", OSM_BUILD_TYPE);
+	osm_json_str(j, "arch", OSM_ARCH_NAME);
+	osm_json_obj_end(j);
+	osm_sysinfo_write_machine(j, "machine");
+	osm_json_record_end(j);
+}
+
+static void emit_head(struct osm_json *j, const char *type, const char *name,
+		      const struct osm_instance *in)
+{
+	osm_json_record_begin(j, type);
+	osm_json_str(j, "bench", name);
+	osm_emit_params(j, "params", in);
+}
+
+static void emit_measurement(struct osm_json *j, const char *name, const struct osm_instance *in,
+			     const struct osm_ctx *ctx, const struct osm_measurement *m)
+{
+	const char *unit = osm_unit_name(in->bench->unit);
+	emit_head(j, "samples", name, in);
+	osm_json_str(j, "unit", unit);
+	osm_json_int(j, "batch", (int64_t)m->batch);
+	osm_json_arr_begin(j, "values");
+	double sum = 0, min = INFINITY;
+	for (size_t i = 0; i < m->n; i++) {
+		osm_json_num(j, NULL, m->values[i]);
+		sum += m->values[i];
+		if (m->values[i] < min)
+			min = m->values[i];
+	}
+	osm_json_arr_end(j);
+	osm_json_record_end(j);
+
+	const struct osm_clock_info *ci = osm_clock_get_info();
+	double median = osm_median(m->values, m->n);
+	emit_head(j, "result", name, in);
+	osm_json_str(j, "unit", unit);
+	osm_json_int(j, "n", (int64_t)m->n);
+	osm_json_num(j, "min", min);
+	osm_json_num(j, "median", median);
+	osm_json_num(j, "mean", sum / (double)m->n);
+	osm_json_int(j, "batch", (int64_t)m->batch);
+	osm_json_int(j, "cpu", ctx->cpu);
+	osm_json_str(j, "placement", ctx->placement);
+	osm_json_num(j, "elapsed_s", m->elapsed_s);
+	osm_json_str(j, "stop_reason", m->stop_reason);
+	if (in->bench->unit == OSM_UNIT_NS && !strcmp(ci->source, "tsc"))
+		osm_json_num(j, "ref_cycles", median * ci->hz / 1e9);
+	else
+		osm_json_null(j, "ref_cycles");
+	osm_json_obj_begin(j, "extra");
+	for (int i = 0; i < ctx->n_extra; i++)
+		osm_json_num(j, ctx->extra[i].key, ctx->extra[i].value);
+	osm_json_obj_end(j);
+	osm_json_record_end(j);
+}
+
+static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
+		   const struct osm_budget *budget)
+{
+	char name[128];
+	osm_full_name(in->fam, in->bench, name, sizeof(name));
+	struct osm_ctx ctx;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.bench = in->bench;
+	memcpy(ctx.params, in->params, sizeof(ctx.params));
+	ctx.cpu = cpu;
+	ctx.workdir = NULL;
+
+	enum osm_status st;
+	struct osm_measurement m;
+	memset(&m, 0, sizeof(m));
+	if ((in->bench->flags & OSM_NEEDS_ROOT) && geteuid() != 0)
+		st = osm_fail(&ctx, OSM_SKIP, "needs root");
+	else
+		st = osm_measure(&ctx, budget, &m);
+
+	if (st == OSM_OK) {
+		emit_measurement(j, name, in, &ctx, &m);
+	} else {
+		emit_head(j, st == OSM_SKIP ? "skip" : "error", name, in);
+		osm_json_str(j, st == OSM_SKIP ? "reason" : "message", ctx.msg[0] ? ctx.msg : "unknown");
+		osm_json_record_end(j);
+	}
+	osm_measurement_free(&m);
+	osm_cleanup_count(st);
+	if (!osm_log_quiet && st != OSM_OK)
+		osm_info("%s: %s: %s", name, st == OSM_SKIP ? "skip" : "error", ctx.msg);
+	return st;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct osm_run_opts o;
+	char err[8192];
+	if (osm_cli_parse_run(argc, argv, &o, err, sizeof(err))) {
+		osm_err("%s", err);
+		return EXIT_USAGE;
+	}
+	osm_log_quiet = o.quiet;
+	/* The forced clock must be usable before anything is written. */
+	if (osm_clock_init(o.clock, 50, err, sizeof(err))) {
+		osm_err("%s", err);
+		osm_cli_free_run(&o);
+		return o.clock ? EXIT_USAGE : EXIT_CANNOT_RUN;
+	}
+
+	FILE *out = stdout;
+	if (o.output) {
+		out = fopen(o.output, "w");
+		if (!out) {
+			osm_err("cannot write %s: %s", o.output, strerror(errno));
+			osm_cli_free_run(&o);
+			return EXIT_CANNOT_RUN;
+		}
+	}
+	if (o.die_with_parent) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1) /* the parent is already gone */
+			raise(SIGTERM);
+	}
+	osm_cleanup_install_signals(fileno(out));
+
+	int cpu = o.cpu >= 0 ? o.cpu : osm_least_busy_cpu(50);
+	if (osm_pin_self(cpu))
+		osm_warn("cannot pin to CPU %d: %s", cpu, strerror(errno));
+	char fifo_why[256], mlock_why[256];
+	const char *fw = NULL, *mw = NULL;
+	if (o.fifo && osm_set_fifo(o.fifo, fifo_why, sizeof(fifo_why))) {
+		fw = fifo_why;
+		osm_warn("SCHED_FIFO not applied: %s; running under the normal scheduler", fifo_why);
+	}
+	if (o.mlock && osm_lock_memory(mlock_why, sizeof(mlock_why))) {
+		mw = mlock_why;
+		osm_warn("memory not locked: %s", mlock_why);
+	}
+
+	struct osm_json j;
+	osm_json_init(&j, out);
+	emit_meta(&j, &o, cpu, o.cpu >= 0, fw, mw);
+	int failed = 0;
+	char name[128];
+	for (int i = 0; i < o.n_instances; i++) {
+		const struct osm_instance *in = &o.instances[i];
+		osm_full_name(in->fam, in->bench, name, sizeof(name));
+		osm_json_record_begin(&j, "progress");
+		osm_json_int(&j, "index", i);
+		osm_json_int(&j, "total", o.n_instances);
+		osm_json_str(&j, "bench", name);
+		osm_emit_params(&j, "params", in);
+		osm_json_record_end(&j);
+		if (run_one(&j, in, cpu, &o.budget) == OSM_ERROR)
+			failed = 1;
+		if (ferror(out)) {
+			osm_err("cannot write the output: %s", strerror(errno));
+			osm_cleanup_run_all();
+			osm_cli_free_run(&o);
+			return EXIT_CANNOT_RUN;
+		}
+	}
+	int counts[3];
+	char ts[32];
+	osm_cleanup_get_counts(counts);
+	osm_utc_now(ts);
+	osm_json_record_begin(&j, "end");
+	osm_json_str(&j, "status", "complete");
+	osm_json_null(&j, "signal");
+	osm_json_str(&j, "end_time", ts);
+	osm_json_obj_begin(&j, "counts");
+	osm_json_int(&j, "ok", counts[OSM_OK]);
+	osm_json_int(&j, "skip", counts[OSM_SKIP]);
+	osm_json_int(&j, "error", counts[OSM_ERROR]);
+	osm_json_obj_end(&j);
+	osm_json_record_end(&j);
+	osm_cleanup_run_all();
+	osm_cli_free_run(&o);
+	int werr = ferror(out) || (out != stdout && fclose(out));
+	if (werr) {
+		osm_err("cannot write the output: %s", strerror(errno));
+		return EXIT_CANNOT_RUN;
+	}
+	return failed ? EXIT_BENCH_FAILED : EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	if (osm_catalog_check(err, sizeof(err))) {
+		osm_err("internal: catalogue check failed: %s", err);
+		return EXIT_CANNOT_RUN;
+	}
+	if (argc < 2) {
+		osm_cli_usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc - 2, argv + 2);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "sysinfo"))
+		return cmd_sysinfo(argc - 2, argv + 2);
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("osmeter-probe %s (schema %d, %s)\n", OSM_VERSION, OSM_SCHEMA_VERSION, OSM_ARCH_NAME);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		osm_cli_usage(stdout);
+		return EXIT_OK;
+	}
+	osm_err("unknown command '%s'; allowed: list, run, sysinfo, version, help", cmd);
+	osm_cli_usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,117 @@
+/* parse.c - see parse.h. */
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int parse_i64(const char *s, int64_t *out, const char **end)
+{
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	char *e;
+	errno = 0;
+	long long v = strtoll(s, &e, 10);
+	if (e == s || errno == ERANGE)
+		return -1;
+	*out = v;
+	*end = e;
+	return 0;
+}
+
+int osm_parse_int(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
+{
+	int64_t v;
+	const char *end;
+	if (parse_i64(s, &v, &end) || *end) {
+		snprintf(err, errlen, "'%s' is not an integer; allowed: %lld..%lld",
+			 s ? s : "", (long long)min, (long long)max);
+		return -1;
+	}
+	if (v < min || v > max) {
+		snprintf(err, errlen, "%lld is out of range; allowed: %lld..%lld",
+			 (long long)v, (long long)min, (long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	int shift;
+} size_suffixes[] = {
+	{"", 0}, {"b", 0}, {"k", 10}, {"kb", 10}, {"kib", 10}, {"m", 20}, {"mb", 20},
+	{"mib", 20}, {"g", 30}, {"gb", 30}, {"gib", 30},
+};
+
+int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
+{
+	char lo[32], hi[32];
+	osm_format_size(min, lo, sizeof(lo));
+	osm_format_size(max, hi, sizeof(hi));
+	int64_t v;
+	const char *end;
+	if (parse_i64(s, &v, &end)) {
+		snprintf(err, errlen, "'%s' is not a size; allowed: %s..%s (suffixes k, KiB, M, MiB, G, GiB)",
+			 s ? s : "", lo, hi);
+		return -1;
+	}
+	int shift = -1;
+	for (size_t i = 0; i < sizeof(size_suffixes) / sizeof(size_suffixes[0]); i++)
+		if (!strcasecmp(end, size_suffixes[i].suffix))
+			shift = size_suffixes[i].shift;
+	if (shift < 0) {
+		snprintf(err, errlen, "'%s' has an unknown size suffix '%s'; allowed: k, KiB, M, MiB, G, GiB",
+			 s, end);
+		return -1;
+	}
+	if (v < 0 || (shift && v > (INT64_MAX >> shift))) {
+		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", s, lo, hi);
+		return -1;
+	}
+	v <<= shift;
+	if (v < min || v > max) {
+		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int osm_parse_double(const char *s, double min, double max, double *out, char *err, size_t errlen)
+{
+	char *e;
+	if (!s || !*s || isspace((unsigned char)*s)) {
+		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", s ? s : "", min, max);
+		return -1;
+	}
+	errno = 0;
+	double v = strtod(s, &e);
+	if (e == s || *e || errno == ERANGE || !isfinite(v)) {
+		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", s, min, max);
+		return -1;
+	}
+	if (v < min || v > max) {
+		snprintf(err, errlen, "%s is out of range; allowed: %g..%g", s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+void osm_format_size(int64_t b, char *buf, size_t len)
+{
+	if (b >= (1LL << 30) && b % (1LL << 30) == 0)
+		snprintf(buf, len, "%lld GiB", (long long)(b >> 30));
+	else if (b >= (1LL << 20) && b % (1LL << 20) == 0)
+		snprintf(buf, len, "%lld MiB", (long long)(b >> 20));
+	else if (b >= 1024 && b % 1024 == 0)
+		snprintf(buf, len, "%lld KiB", (long long)(b >> 10));
+	else
+		snprintf(buf, len, "%lld B", (long long)b);
+}

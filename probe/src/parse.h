@@ -1,0 +1,19 @@
+/* parse.h - strict number parsing with range checks. Each function returns 0
+ * or -1 with a message in err that names what is allowed. */
+#ifndef OSM_PARSE_H
+#define OSM_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decimal integer, optional sign, no trailing garbage, in [min, max]. */
+int osm_parse_int(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen);
+/* Size in bytes: an integer with an optional suffix k/K/KiB/KB (1024),
+ * m/M/MiB/MB (2^20), g/G/GiB/GB (2^30); in [min, max]. */
+int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen);
+/* Finite decimal number (seconds, ratios) in [min, max]. */
+int osm_parse_double(const char *s, double min, double max, double *out, char *err, size_t errlen);
+/* Human form of a size: "4 KiB", "40000 KiB", "512 MiB", "123 B". */
+void osm_format_size(int64_t bytes, char *buf, size_t len);
+
+#endif
