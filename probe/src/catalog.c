@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "compiler.h"
 #include "parse.h"
 
@@ -361,6 +362,16 @@ void osm_catalog_list_json(FILE *f, int all)
 	osm_json_arr_begin(&j, "suites");
 	for (int i = 0; osm_suite_names[i]; i++)
 		osm_json_str(&j, NULL, osm_suite_names[i]);
+	osm_json_arr_end(&j);
+	/* Clocks this build knows; whether the counter is usable on this CPU is
+	 * decided when `run --clock` initialises it. */
+	osm_json_arr_begin(&j, "clocks");
+	{
+		char names[64], *save = NULL;
+		snprintf(names, sizeof(names), "%s", osm_clock_names());
+		for (char *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save))
+			osm_json_str(&j, NULL, t);
+	}
 	osm_json_arr_end(&j);
 	osm_json_arr_begin(&j, "benchmarks");
 	for (size_t i = 0; i < osm_n_families; i++) {

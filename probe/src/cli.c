@@ -212,6 +212,12 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 	if (max_samples >= 0) o->budget.max_samples = max_samples;
 	if (o->budget.warmup_s > o->budget.max_time_s / 4)
 		o->budget.warmup_s = o->budget.max_time_s / 4;
+	/* A default minimum yields to an explicit maximum; two explicit
+	 * values that contradict each other are an error. */
+	if (min_time < 0 && o->budget.min_time_s > o->budget.max_time_s)
+		o->budget.min_time_s = o->budget.max_time_s;
+	if (min_samples < 0 && o->budget.min_samples > o->budget.max_samples)
+		o->budget.min_samples = o->budget.max_samples;
 	if (o->budget.min_time_s > o->budget.max_time_s) {
 		snprintf(err, len, "--min-time (%g s) is larger than --max-time (%g s)",
 			 o->budget.min_time_s, o->budget.max_time_s);

@@ -12,6 +12,7 @@ void osm_json_init(struct osm_json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
+	j->first[0] = true;
 }
 
 static void sep(struct osm_json *j, const char *key)
@@ -34,11 +35,44 @@ static void push(struct osm_json *j, bool array)
 	j->in_array[j->depth] = array;
 }
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
+static int utf8_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	int n;
+	unsigned cp;
+	if ((p[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Escapes per RFC 8259. Bytes that are not valid UTF-8 (a disk model, a
+ * path from argv) become U+FFFD, so every line stays parseable JSON. */
 void osm_json_write_string(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -52,10 +86,21 @@ void osm_json_write_string(FILE *f, const char *s)
 				fputs("\\u00", f);
 				fputc(hex[*p >> 4], f);
 				fputc(hex[*p & 15], f);
+			} else if (*p >= 0x80) {
+				int n = utf8_len(p);
+				if (!n) {
+					fputs("\\ufffd", f);
+					p++;
+				} else {
+					fwrite(p, 1, (size_t)n, f);
+					p += n;
+				}
+				continue;
 			} else {
 				fputc(*p, f);
 			}
 		}
+		p++;
 	}
 	fputc('"', f);
 }

@@ -1,0 +1,91 @@
+"""Contract test of the probe's JSON Lines (perf's JSON lint idea): every line
+of a quick-suite run has exactly the documented keys and types, in the
+documented order (docs/schema.md)."""
+import json
+import math
+
+import pytest
+
+from probe_helpers import run_probe
+
+KEYS = {
+    "meta": {"type", "schema", "probe_version", "command", "suite", "start_time", "clock", "cpu",
+             "cpu_choice", "fifo", "mlock", "budget", "build", "machine"},
+    "progress": {"type", "index", "total", "bench", "params"},
+    "samples": {"type", "bench", "params", "unit", "batch", "values"},
+    "result": {"type", "bench", "params", "unit", "n", "min", "median", "mean", "batch", "cpu",
+               "placement", "elapsed_s", "stop_reason", "ref_cycles", "extra"},
+    "skip": {"type", "bench", "params", "reason"},
+    "error": {"type", "bench", "params", "message"},
+    "end": {"type", "status", "signal", "end_time", "counts"},
+}
+CLOCK_KEYS = {"source", "forced", "hz", "tick_ns", "resolution_ns", "overhead_ns", "invariant",
+              "calibration_ns"}
+
+
+@pytest.fixture(scope="module")
+def quick(probe, tmp_path_factory):
+    out = tmp_path_factory.mktemp("lint") / "quick.jsonl"
+    r = run_probe(probe, "run", "--suite", "quick", "--quiet", "-o", str(out))
+    assert r.rc == 0, r.stderr
+    return out.read_text()
+
+
+def test_every_line_is_one_json_object_with_the_documented_keys(quick):
+    assert quick.endswith("\n")
+    for line in quick.splitlines():
+        rec = json.loads(line)
+        assert isinstance(rec, dict)
+        assert set(rec) == KEYS[rec["type"]], rec["type"]
+        assert "NaN" not in line and "Infinity" not in line
+
+
+def test_record_order_and_consistency(quick, probe):
+    recs = [json.loads(x) for x in quick.splitlines()]
+    assert recs[0]["type"] == "meta" and recs[-1]["type"] == "end"
+    meta = recs[0]
+    assert meta["schema"] == 1 and meta["suite"] == "quick"
+    assert set(meta["clock"]) == CLOCK_KEYS
+    assert meta["clock"]["hz"] > 0 and meta["clock"]["overhead_ns"] > 0
+    assert isinstance(meta["machine"], dict) and meta["machine"].get("kernel_release")
+    body = recs[1:-1]
+    progress = [r for r in body if r["type"] == "progress"]
+    assert progress and [p["index"] for p in progress] == list(range(progress[0]["total"]))
+    # progress, then samples+result (or skip, or error), for each instance
+    i = 0
+    while i < len(body):
+        p = body[i]
+        assert p["type"] == "progress"
+        nxt = body[i + 1]
+        if nxt["type"] == "samples":
+            res = body[i + 2]
+            assert res["type"] == "result"
+            assert nxt["bench"] == res["bench"] == p["bench"]
+            assert nxt["params"] == res["params"] == p["params"]
+            assert len(nxt["values"]) == res["n"] >= 1
+            v = sorted(nxt["values"])
+            assert res["min"] == v[0]
+            assert math.isclose(res["median"], (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2)
+            assert res["unit"] in ("ns", "bytes_per_s", "count")
+            assert res["stop_reason"] in ("rse", "max_time", "max_samples")
+            i += 3
+        else:
+            assert nxt["type"] in ("skip", "error")
+            i += 2
+    end = recs[-1]
+    assert end["status"] == "complete" and end["signal"] is None
+    assert sum(end["counts"].values()) == len(progress)
+
+
+def test_suite_matches_the_catalogue(quick, probe):
+    cat = json.loads(run_probe(probe, "list", "--json").stdout)
+    expected = []
+    for b in cat["benchmarks"]:
+        if "quick" in b["suites"]:
+            expected += [(b["name"], json.dumps(s, sort_keys=True)) for s in (b["sweep"] or [None])]
+    ran = [(r["bench"], json.dumps(r["params"], sort_keys=True))
+           for r in map(json.loads, quick.splitlines()) if r["type"] == "progress"]
+    assert [n for n, _ in ran] == [n for n, _ in expected]
+    for (n, p), (_, s) in zip(ran, expected):
+        if s != "null":
+            assert p == s, n

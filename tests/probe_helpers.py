@@ -1,0 +1,70 @@
+"""Finding and running the real osmeter-probe from tests.
+
+The real probe is looked up, in order: $OSMETER_TEST_PROBE, the copy installed
+next to the osmeter package (pip install .), osmeter-probe on PATH, and a
+CMake build in ./build. A missing probe FAILS the tests that need it: a test
+run that silently skipped every measurement would prove nothing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Tiny budgets for per-benchmark tests: plausibility, not precision.
+TINY = ["--min-time", "0.01", "--max-time", "0.3", "--min-samples", "5", "--quiet"]
+
+
+def find_probe() -> str | None:
+    env = os.environ.get("OSMETER_TEST_PROBE")
+    if env:
+        return env
+    try:
+        import osmeter  # noqa: PLC0415
+
+        cand = Path(osmeter.__file__).resolve().parent / "bin" / "osmeter-probe"
+        if cand.exists():
+            return str(cand)
+    except ImportError:
+        pass
+    found = shutil.which("osmeter-probe")
+    if found:
+        return found
+    cand = REPO / "build" / "probe" / "osmeter-probe"
+    return str(cand) if cand.exists() else None
+
+
+@dataclass
+class ProbeRun:
+    rc: int
+    records: list[dict]
+    stdout: str
+    stderr: str
+
+    def of_type(self, t: str) -> list[dict]:
+        return [r for r in self.records if r["type"] == t]
+
+    def result(self, bench: str, **params) -> dict:
+        for r in self.of_type("result"):
+            if r["bench"] == bench and all(r["params"].get(k) == v for k, v in params.items()):
+                return r
+        raise AssertionError(
+            f"no result for {bench} {params}; records: "
+            + ", ".join(f"{r['type']}:{r.get('bench', '')}" for r in self.records)
+            + f"\nstderr: {self.stderr}"
+        )
+
+
+def run_probe(probe: str, *args: str, timeout: float = 120, jsonl: bool = True, **kw) -> ProbeRun:
+    """Run the probe; with jsonl, every stdout line must be a JSON object."""
+    p = subprocess.run([probe, *args], capture_output=True, text=True, timeout=timeout, **kw)
+    records = []
+    if jsonl and args and args[0] == "run":
+        for line in p.stdout.splitlines():
+            records.append(json.loads(line))
+    return ProbeRun(p.returncode, records, p.stdout, p.stderr)
