@@ -1,7 +1,8 @@
 """Finding and running the real osmeter-probe from tests.
 
 The real probe is looked up, in order: $OSMETER_TEST_PROBE, the copy installed
-next to the osmeter package (pip install .), osmeter-probe on PATH, and a
+next to the osmeter package (pip install .), the one in the running
+interpreter's scripts directory, osmeter-probe on PATH, and a
 CMake build in ./build. A missing probe FAILS the tests that need it: a test
 run that silently skipped every measurement would prove nothing.
 """
@@ -11,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,11 @@ def find_probe() -> str | None:
             return str(cand)
     except ImportError:
         pass
+    # The scripts directory of the running interpreter's environment: where
+    # `pip install .` put it, even when that venv is not on PATH.
+    cand = Path(sys.executable).parent / "osmeter-probe"
+    if cand.exists():
+        return str(cand)
     found = shutil.which("osmeter-probe")
     if found:
         return found

@@ -1,0 +1,72 @@
+"""osmeter export: one run as JSON or CSV, to stdout or a file.
+
+A file is written next to its final name and renamed into place, so a
+reader never sees half of it and a failure leaves any old file as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..export import EXPORTERS
+from ..store import open_store, resolve_location
+from .options import add_store_option
+
+NAME = "export"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(NAME, help="export a run as JSON or CSV", description="Export one run's results.")
+    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="output format")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    add_store_option(p)
+    return p
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file in the same directory, then rename over `path`."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # as open() would have made it
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_store(resolve_location(args.store), create=False)
+    try:
+        info = store.run(args.run)
+        text = EXPORTERS[args.format](info, store.results(info.id))
+    finally:
+        store.close()
+    if args.output and args.output != "-":
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,277 @@
+"""osmeter run: run benchmarks with the probe and store every result as it arrives.
+
+The probe checks the names and parameters itself and exits 2 before
+writing anything when they are wrong; osmeter then shows its message and
+stores nothing (the run row is created only when `meta` arrives).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, Interrupted, ProbeError, RecordError, StoreError, UsageError
+from ..probe import (
+    PROBE_BENCH_FAILED_EXIT,
+    PROBE_USAGE_EXIT,
+    ProbeProcess,
+    SignalForwarder,
+    describe_exit,
+    locate_probe,
+    probe_message,
+)
+from ..progress import PlainProgress, make_progress
+from ..recorder import RunContext, RunRecorder, RunStarted
+from ..records import parse_line
+from ..store import open_store, resolve_location
+from ..store.base import Store
+from .options import add_json_option, add_store_option, fifo_priority, non_negative_int, positive_float, positive_int
+from .show import render_stored_run
+
+NAME = "run"
+SUITES = ("quick", "standard", "full", "lebench")
+DEFAULT_SUITE = "standard"
+CLOCKS = ("tsc", "cntvct", "monotonic_raw")
+_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def param_assignment(text: str) -> str:
+    """argparse type for --param: KEY=VALUE with a snake_case key."""
+    if not _PARAM.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example --param size=4k)")
+    return text
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="run benchmarks and store the results",
+        description="Run benchmarks (by name, or a suite; the standard suite when nothing is given), "
+        "show progress, store each result as it finishes and print a summary.",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. syscall.null (see `osmeter list`)")
+    p.add_argument("--suite", choices=SUITES, help=f"run a suite (default when no NAME is given: {DEFAULT_SUITE})")
+    p.add_argument(
+        "--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE", help="set a parameter"
+    )
+    p.add_argument("--cpu", type=non_negative_int, metavar="N", help="pin to CPU N (default: the least busy)")
+    p.add_argument("--label", help="a name for this run, shown by `osmeter runs`")
+    p.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
+    p.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
+    p.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
+    p.add_argument("--fifo", type=fifo_priority, metavar="PRIO", help="run under SCHED_FIFO at PRIO 1-99 (needs root)")
+    p.add_argument("--mlock", action="store_true", help="lock the probe's memory (mlockall)")
+    p.add_argument(
+        "--sweep", action="store_true", help="run each named benchmark over its suite sweep (e.g. cpu.call args=0..7)"
+    )
+    p.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
+    p.add_argument(
+        "--target-rse",
+        type=positive_float,
+        metavar="R",
+        help="stop sampling when the robust relative standard error of the median is under R (0.01 = 1%%)",
+    )
+    p.add_argument("--clock", choices=CLOCKS, help="force the clock (default: the best one available)")
+    add_store_option(p)
+    add_json_option(p, "the run")
+    return p
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    names: tuple[str, ...]
+    suite: str | None
+    params: tuple[str, ...]
+    cpu: int | None
+    label: str | None
+    min_time: float | None
+    max_time: float | None
+    min_samples: int | None
+    fifo: int | None
+    mlock: bool
+    clock: str | None
+    sweep: bool = False
+    max_samples: int | None = None
+    target_rse: float | None = None
+
+
+def options_from_args(args: argparse.Namespace) -> RunOptions:
+    if args.names and args.suite:
+        raise UsageError("give benchmark names or --suite, not both")
+    return RunOptions(
+        names=tuple(args.names),
+        suite=None if args.names else (args.suite or DEFAULT_SUITE),
+        params=tuple(args.param),
+        cpu=args.cpu,
+        label=args.label,
+        min_time=args.min_time,
+        max_time=args.max_time,
+        min_samples=args.min_samples,
+        fifo=args.fifo,
+        mlock=args.mlock,
+        clock=args.clock,
+        sweep=args.sweep,
+        max_samples=args.max_samples,
+        target_rse=args.target_rse,
+    )
+
+
+def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
+    """`osmeter-probe run --die-with-parent (--suite S | NAME...) [options]`."""
+    argv = [str(probe), "run", "--die-with-parent"]
+    argv += ["--suite", opts.suite] if opts.suite else list(opts.names)
+    for assignment in opts.params:
+        argv += ["--param", assignment]
+    valued = (
+        ("--cpu", opts.cpu),
+        ("--min-time", opts.min_time),
+        ("--max-time", opts.max_time),
+        ("--min-samples", opts.min_samples),
+        ("--max-samples", opts.max_samples),
+        ("--target-rse", opts.target_rse),
+        ("--fifo", opts.fifo),
+        ("--clock", opts.clock),
+    )
+    for flag, value in valued:
+        if value is not None:
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if opts.mlock:
+        argv.append("--mlock")
+    if opts.sweep:
+        if opts.suite:
+            raise UsageError("--sweep goes with benchmark names; a suite already runs its sweeps")
+        argv.append("--sweep")
+    return argv
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the probe's side of a run ended."""
+
+    returncode: int
+    signal: int | None  # the signal osmeter received, if any
+    problem: str | None  # a bad record or a store failure, if any
+
+
+def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Outcome:
+    """Run the probe and feed its records to the recorder until its output ends."""
+    problem = None
+    with ProbeProcess.start(argv) as proc, SignalForwarder(proc) as signals:
+        for lineno, line in enumerate(proc.lines(), 1):
+            if not line.complete:
+                progress.note(f"ignored the probe's last line {lineno}: it was cut off in the middle")
+                continue
+            if not line.text.strip():
+                continue  # blank lines carry nothing; `import` skips them too
+            try:
+                event = recorder.feed(parse_line(line.text))
+            except RecordError as e:
+                problem = f"the probe wrote an invalid record on line {lineno}: {e.message}"
+                break
+            if isinstance(event, RunStarted):
+                proc.forward_stderr(sys.stderr)
+            progress.show(event)
+        returncode = proc.close()
+        if recorder.run_id is None and signals.received is None:
+            if returncode == PROBE_USAGE_EXIT and problem is None:
+                raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
+            said = problem or probe_message(proc.stderr_text())
+            raise ProbeError(
+                f"osmeter-probe stopped before starting the run ({describe_exit(returncode)})"
+                + (f": {said}" if said else "")
+                + f"\ncommand: {' '.join(argv)}"
+            )
+        return Outcome(returncode, signals.received, problem)
+
+
+def _verdict(recorder: RunRecorder, outcome: Outcome, status: str) -> int:
+    """The exit code, or the error to raise, once the run is stored and shown."""
+    kept = f"{len(recorder.results)} finished benchmark(s) kept in run {recorder.run_id}, marked {status}"
+    if outcome.signal is not None:
+        raise Interrupted(outcome.signal, f"interrupted by {_signame(outcome.signal)}: {kept}")
+    if outcome.problem is not None:
+        raise ProbeError(f"{outcome.problem}; {kept}")
+    end = recorder.end
+    if end is None:
+        stopped = describe_exit(outcome.returncode)
+        raise ProbeError(f"osmeter-probe stopped before the end of the run ({stopped}); {kept}")
+    if end.status != "complete":
+        raise ProbeError(f"osmeter-probe was interrupted by {end.signal or 'a signal'} (not by osmeter); {kept}")
+    failed = sum(1 for r in recorder.results if r.status == "error")
+    if failed:
+        print(f"osmeter: {failed} benchmark(s) reported an error (exit status {EXIT_BENCH_ERRORS})", file=sys.stderr)
+        return EXIT_BENCH_ERRORS
+    return EXIT_OK
+
+
+def _signame(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def _problem_text(outcome: Outcome, recorder: RunRecorder) -> str | None:
+    """Why the run is incomplete, from osmeter's side; None if nothing went wrong."""
+    probe_completed = recorder.end is not None and recorder.end.status == "complete"
+    if outcome.signal is not None and not probe_completed:  # a signal after `end` costs nothing
+        return f"osmeter interrupted by {_signame(outcome.signal)}"
+    if outcome.problem is not None:
+        return outcome.problem
+    if recorder.end is None:
+        return f"osmeter-probe stopped without an 'end' record ({describe_exit(outcome.returncode)})"
+    return None
+
+
+def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
+    argv = probe_argv(probe, opts)
+    context = RunContext(label=opts.label, argv=argv, params=asdict(opts), source="run")
+    recorder = RunRecorder(store, context)
+    progress = make_progress(sys.stderr)
+    try:
+        outcome = drive(argv, recorder, progress)
+    except StoreError:
+        progress.close()
+        _try_finish(recorder, "the store could not be written")
+        raise
+    progress.close()
+    if recorder.run_id is None:
+        assert outcome.signal is not None  # drive() raised for every other way of ending here
+        name = _signame(outcome.signal)
+        raise Interrupted(outcome.signal, f"interrupted by {name} before the run started; nothing stored")
+    status = recorder.finish(_problem_text(outcome, recorder))
+    assert status is not None
+    for note in recorder.notes:
+        print(f"osmeter: note: {note}", file=sys.stderr)
+    _note_unexpected_exit(recorder, outcome.returncode)
+    sys.stdout.write(render_stored_run(store, str(recorder.run_id), as_json))
+    sys.stdout.flush()
+    return _verdict(recorder, outcome, status)
+
+
+def _note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
+    """A probe that finished its run but exited oddly is worth a note, not a failure."""
+    if recorder.end is None or recorder.end.status != "complete" or returncode == 0:
+        return
+    if returncode == PROBE_BENCH_FAILED_EXIT and any(r.status == "error" for r in recorder.results):
+        return  # the documented status for "a benchmark failed"
+    print(f"osmeter: note: osmeter-probe ended with {describe_exit(returncode)} after a complete run", file=sys.stderr)
+
+
+def _try_finish(recorder: RunRecorder, problem: str) -> None:
+    """Best effort: the store is failing, so marking the run may fail too."""
+    try:
+        recorder.finish(problem)
+    except StoreError:
+        pass
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = options_from_args(args)
+    store = open_store(resolve_location(args.store), create=True)  # fails before anything runs
+    try:
+        return execute(opts, store, locate_probe(), args.json)
+    finally:
+        store.close()

@@ -1,0 +1,84 @@
+"""osmeter runs: the stored runs, oldest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import NotFoundError
+from ..model import RunInfo
+from ..report.table import render_table
+from ..store import open_store, resolve_location
+from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+from .options import add_json_option, add_store_option
+
+NAME = "runs"
+RUNS_SCHEMA = 1
+HEADERS = ("id", "label", "start", "status", "suite", "ok", "skip", "error", "host", "kernel")
+_RIGHT = (True, False, False, False, False, True, True, True, False, False)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(NAME, help="list the stored runs", description="List the runs in the store.")
+    add_store_option(p)
+    add_json_option(p, "the runs")
+    return p
+
+
+def run_summary(run: RunInfo) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "label": run.label,
+        "start_time": run.start_time,
+        "end_time": run.end_time,
+        "status": run.status,
+        "status_reason": run.status_reason,
+        "source": run.source,
+        "suite": run.suite,
+        "counts": {"ok": run.counts.ok, "skip": run.counts.skip, "error": run.counts.error},
+        "host": machine_text(run.machine, KEY_HOSTNAME),
+        "kernel": machine_text(run.machine, KEY_KERNEL),
+        "probe_version": run.probe_version,
+    }
+
+
+def render_runs(runs: list[RunInfo]) -> str:
+    rows = [
+        [
+            str(r.id),
+            r.label or "",
+            r.start_time,
+            r.status,
+            r.suite or "-",
+            str(r.counts.ok),
+            str(r.counts.skip),
+            str(r.counts.error),
+            machine_text(r.machine, KEY_HOSTNAME) or "-",
+            machine_text(r.machine, KEY_KERNEL) or "-",
+        ]
+        for r in runs
+    ]
+    return render_table(HEADERS, rows, _RIGHT) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    location = resolve_location(args.store)
+    try:
+        store = open_store(location, create=False)
+    except NotFoundError:
+        runs: list[RunInfo] = []
+    else:
+        try:
+            runs = store.runs()
+        finally:
+            store.close()
+    if args.json:
+        doc = {"osmeter_runs": RUNS_SCHEMA, "runs": [run_summary(r) for r in runs]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    elif not runs:
+        sys.stdout.write(f"no runs in {location} yet: `osmeter run` makes one\n")
+    else:
+        sys.stdout.write(render_runs(runs))
+    return 0

@@ -1,0 +1,321 @@
+"""Finding, running and stopping osmeter-probe.
+
+The probe runs in its own session and process group (start_new_session),
+so a Ctrl-C in the terminal reaches osmeter only and osmeter decides what
+the probe gets. It is started with --die-with-parent (PR_SET_PDEATHSIG),
+so it dies with osmeter even when osmeter is killed outright. When osmeter
+is done with it, for any reason, the whole group gets SIGKILL: no child of
+the probe survives.
+
+Lines are read by a thread and handed over through a queue, so osmeter
+notices when the probe has exited even if a leftover child of the probe
+still holds its stdout open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any, Iterator, Mapping, Sequence
+
+from .errors import ProbeError, UsageError
+
+ENV_PROBE = "OSMETER_PROBE"
+PROBE_NAME = "osmeter-probe"
+PROBE_BENCH_FAILED_EXIT = 1  # the probe's exit code when a benchmark reported `error`
+PROBE_USAGE_EXIT = 2  # the probe's exit code for bad input (docs/exit-codes.md)
+
+# After the probe exits, wait this long for the rest of its output before
+# killing the group (a leftover child may hold stdout open).
+EXIT_DRAIN_S = 1.0
+# After SIGTERM, give the probe this long to write `end` and exit.
+TERM_GRACE_S = 10.0
+# When osmeter stops reading early, the probe gets this long after SIGTERM.
+CLOSE_GRACE_S = 5.0
+# `list` and `sysinfo` must answer within this time.
+DOCUMENT_TIMEOUT_S = 120.0
+
+
+BUNDLED_PROBE = Path(__file__).resolve().parent / "bin" / PROBE_NAME  # installed by the wheel
+
+
+def locate_probe(env: Mapping[str, str] = os.environ, bundled: Path | None = None) -> Path:
+    """$OSMETER_PROBE, else the probe installed next to this package, else PATH."""
+    bundled = BUNDLED_PROBE if bundled is None else bundled
+    override = env.get(ENV_PROBE)
+    if override:
+        path = Path(override).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ProbeError(f"{ENV_PROBE}={override} is not an executable file; fix or unset {ENV_PROBE}")
+        return path
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return bundled
+    found = shutil.which(PROBE_NAME, path=env.get("PATH"))
+    if found:
+        return Path(found)
+    raise ProbeError(
+        f"{PROBE_NAME} not found (looked at ${ENV_PROBE}, {bundled} and PATH); "
+        f"install osmeter with pip, which builds it, or build it with CMake and set {ENV_PROBE}"
+    )
+
+
+def probe_message(stderr: str) -> str:
+    """The probe's stderr without its own `osmeter-probe: error: ` prefixes."""
+    lines = []
+    for line in stderr.strip().splitlines():
+        for prefix in (f"{PROBE_NAME}: error: ", f"{PROBE_NAME}: "):
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+                break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    complete: bool  # False: the output ended in the middle of this line
+
+
+class _StderrPump(threading.Thread):
+    """Collects the probe's stderr; once forwarding, also copies it live."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(name="probe-stderr", daemon=True)
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._lines: list[str] = []
+        self._forward_to: IO[str] | None = None
+
+    def run(self) -> None:
+        for raw in iter(self._stream.readline, b""):
+            text = raw.decode("utf-8", errors="replace")
+            with self._lock:
+                self._lines.append(text)
+                if self._forward_to is not None:
+                    self._write(self._forward_to, text)
+
+    @staticmethod
+    def _write(out: IO[str], text: str) -> None:
+        out.write(text if text.endswith("\n") else text + "\n")
+        out.flush()
+
+    def forward(self, out: IO[str]) -> None:
+        """Copy what was collected so far, and everything after, to `out`."""
+        with self._lock:
+            for text in self._lines:
+                self._write(out, text)
+            self._forward_to = out
+
+    def text(self) -> str:
+        with self._lock:
+            return "".join(self._lines)
+
+
+class ProbeProcess:
+    """A running osmeter-probe; use as a context manager so the group always dies."""
+
+    def __init__(self, argv: Sequence[str], popen: subprocess.Popen[bytes]) -> None:
+        self.argv = list(argv)
+        self._popen = popen
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        assert popen.stdout is not None and popen.stderr is not None
+        self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="probe-stdout", daemon=True)
+        self._stderr = _StderrPump(popen.stderr)
+        self._reader.start()
+        self._stderr.start()
+
+    @classmethod
+    def start(cls, argv: Sequence[str]) -> "ProbeProcess":
+        try:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise ProbeError(f"cannot start {argv[0]}: {e.strerror}") from None
+        return cls(argv, popen)
+
+    def __enter__(self) -> "ProbeProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for raw in iter(stream.readline, b""):
+            self._lines.put(raw)
+        self._lines.put(None)
+
+    def lines(self) -> Iterator[Line]:
+        """The probe's stdout, line by line as it arrives, until EOF.
+
+        Once the probe itself has exited, output still missing after
+        EXIT_DRAIN_S is given up on and the group is killed, which closes
+        any copy of stdout a leftover child holds.
+        """
+        drain_deadline: float | None = None
+        while True:
+            try:
+                raw = self._lines.get(timeout=0.1)
+            except queue.Empty:
+                if self._popen.poll() is not None:
+                    if drain_deadline is None:
+                        drain_deadline = time.monotonic() + EXIT_DRAIN_S
+                    elif time.monotonic() > drain_deadline:
+                        self.kill()
+                        drain_deadline = time.monotonic() + 3600.0  # killed: EOF follows
+                continue
+            if raw is None:
+                return
+            text = raw.decode("utf-8", errors="replace")
+            yield Line(text, complete=text.endswith("\n"))
+
+    def forward_stderr(self, out: IO[str] = sys.stderr) -> None:
+        self._stderr.forward(out)
+
+    def stderr_text(self) -> str:
+        return self._stderr.text()
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self._popen.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
+
+    def terminate(self) -> None:
+        """Ask the probe (and its children) to stop: SIGTERM to the group."""
+        self._signal_group(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group."""
+        self._signal_group(signal.SIGKILL)
+
+    def close(self, grace_s: float = CLOSE_GRACE_S) -> int:
+        """Stop what is left of the group, reap the probe; returns its exit status.
+
+        A probe still running (osmeter stopped reading early) first gets
+        SIGTERM and `grace_s` to restore what it changed, then SIGKILL.
+        """
+        if self._popen.poll() is None:
+            self.terminate()
+            try:
+                self._popen.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                pass
+        # The probe was reaped at most moments ago, and its pid (the group
+        # id) stays reserved while any member of the group lives, so this
+        # SIGKILL reaches leftovers of this group and nothing else.
+        self.kill()
+        returncode = self._popen.wait()
+        self._reader.join(timeout=5)
+        self._stderr.join(timeout=5)
+        for stream in (self._popen.stdout, self._popen.stderr):
+            if stream is not None:
+                stream.close()
+        return returncode
+
+
+class SignalForwarder:
+    """While active, SIGINT/SIGTERM/SIGHUP to osmeter become a SIGTERM to the probe.
+
+    The first signal asks the probe to stop (it then writes `end` with
+    status interrupted) and arms a timer that kills the group after
+    TERM_GRACE_S; a second signal kills the group at once. `received`
+    holds the first signal's number.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, probe: ProbeProcess, grace_s: float = TERM_GRACE_S) -> None:
+        self._probe = probe
+        self._grace_s = grace_s
+        self._previous: dict[int, Any] = {}
+        self._timer: threading.Timer | None = None
+        self.received: int | None = None
+
+    def __enter__(self) -> "SignalForwarder":
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+            self._probe.terminate()
+            self._timer = threading.Timer(self._grace_s, self._probe.kill)
+            self._timer.daemon = True
+            self._timer.start()
+        else:
+            self._probe.kill()
+
+
+def run_document(probe: Path, args: Sequence[str]) -> dict[str, Any]:
+    """Run `osmeter-probe ARGS` that prints one JSON document; return it."""
+    argv = [str(probe), *args]
+    try:
+        popen = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
+    except OSError as e:
+        raise ProbeError(f"cannot start {probe}: {e.strerror}") from None
+    try:
+        out, err = popen.communicate(timeout=DOCUMENT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ProbeError(f"`{' '.join(argv)}` did not answer within {DOCUMENT_TIMEOUT_S:.0f} s") from None
+    finally:
+        try:
+            os.killpg(popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        popen.wait()
+    message = probe_message(err.decode("utf-8", errors="replace"))
+    if popen.returncode == PROBE_USAGE_EXIT:
+        raise UsageError(message or f"`{' '.join(argv)}` rejected its arguments")
+    if popen.returncode != 0:
+        raise ProbeError(f"`{' '.join(argv)}` failed ({describe_exit(popen.returncode)}): {message or 'no message'}")
+    try:
+        doc = json.loads(out.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as e:
+        raise ProbeError(f"`{' '.join(argv)}` printed something that is not JSON ({e.msg})") from None
+    if not isinstance(doc, dict):
+        raise ProbeError(f"`{' '.join(argv)}` printed JSON that is not an object")
+    return doc

@@ -1,0 +1,102 @@
+"""Progress of a run on stderr: a bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import shutil
+from typing import IO
+
+from .recorder import Event, InstanceDone, InstanceStarted, RunStarted
+from .records import describe_instance
+from .report.table import fmt_num
+
+BAR_WIDTH = 24
+
+
+def done_line(event: InstanceDone, done: int) -> str:
+    """`[3/12] cpu.call args=3 ... 12.34 ns` (or skipped / error with the reason)."""
+    r, p = event.result, event.progress
+    position = f"[{p.index + 1}/{p.total}]" if p is not None else f"[{done}]"
+    what = describe_instance(r.bench, r.params)
+    if r.summary is not None:
+        outcome = f"{fmt_num(r.summary.median)} {r.unit}"
+    elif r.status == "skip":
+        outcome = f"skipped: {r.reason}"
+    else:
+        outcome = f"error: {r.reason}"
+    return f"{position} {what} ... {outcome}"
+
+
+class PlainProgress:
+    """One line per finished benchmark; for logs and pipes."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._done = 0
+
+    def _print(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    def show(self, event: Event | None) -> None:
+        if isinstance(event, RunStarted):
+            m = event.meta
+            self._print(
+                f"run {event.run_id}: osmeter-probe {m.probe_version}, clock {m.clock.source}, "
+                f"CPU {m.cpu} ({m.cpu_choice.replace('_', ' ')})"
+            )
+        elif isinstance(event, InstanceDone):
+            self._done += 1
+            self._print(done_line(event, self._done))
+
+    def note(self, text: str) -> None:
+        self._print(f"osmeter: {text}")
+
+    def close(self) -> None:
+        pass
+
+
+class BarProgress(PlainProgress):
+    """Finished benchmarks scroll by above a bar showing the one running."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__(out)
+        self._bar = ""
+
+    def _clear(self) -> None:
+        if self._bar:
+            self._out.write("\r\x1b[K")
+            self._bar = ""
+
+    def _draw(self, index: int, total: int, what: str) -> None:
+        filled = BAR_WIDTH * index // total if total else 0
+        bar = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {index}/{total} {what}"
+        width = shutil.get_terminal_size((80, 24)).columns
+        self._bar = bar[: max(10, width - 1)]
+        self._out.write("\r\x1b[K" + self._bar)
+        self._out.flush()
+
+    def _print(self, text: str) -> None:
+        bar = self._bar
+        self._clear()
+        super()._print(text)
+        if bar:
+            self._bar = bar
+            self._out.write(bar)
+            self._out.flush()
+
+    def show(self, event: Event | None) -> None:
+        if isinstance(event, InstanceStarted):
+            p = event.progress
+            self._draw(p.index, p.total, describe_instance(p.bench, p.params))
+            return
+        if isinstance(event, InstanceDone):
+            self._clear()
+        super().show(event)
+
+    def close(self) -> None:
+        self._clear()
+        self._out.flush()
+
+
+def make_progress(out: IO[str]) -> PlainProgress:
+    return BarProgress(out) if out.isatty() else PlainProgress(out)

@@ -1,0 +1,389 @@
+"""The probe's JSON Lines records (docs/schema.md), parsed and validated.
+
+`parse_line()` turns one line into one frozen dataclass or raises RecordError
+naming what is wrong. Keys this version does not know are ignored (schema.md,
+"Versioning"); keys it needs are checked for presence and type.
+
+Number policy (schema.md): the probe writes NaN and infinities as `null`, so
+every floating-point field accepts `null` and reads it as NaN. Integer fields
+(counts, indexes, batch sizes, CPU numbers) must be JSON integers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Union
+
+from .errors import RecordError
+
+SCHEMA_VERSION = 1
+SUPPORTED_SCHEMAS = (1,)
+
+END_STATUSES = ("complete", "interrupted")
+
+
+def check_schema_version(version: Any, what: str) -> int:
+    """Refuse a schema this front end cannot read; return the version."""
+    if not _is_int(version):
+        raise RecordError(f"{what}: 'schema' must be an integer, got {version!r}")
+    if version not in SUPPORTED_SCHEMAS:
+        readable = ", ".join(str(v) for v in SUPPORTED_SCHEMAS)
+        newer = " (newer than this osmeter; upgrade osmeter)" if version > SCHEMA_VERSION else ""
+        raise RecordError(f"{what}: schema {version} is not supported{newer}; this osmeter reads schema {readable}")
+    return version
+
+
+# --- field checks --------------------------------------------------------
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, float)
+
+
+class _Fields:
+    """Typed access to one record's keys; every miss raises RecordError."""
+
+    def __init__(self, obj: Mapping[str, Any], where: str) -> None:
+        self._obj = obj
+        self._where = where
+
+    def value(self, key: str) -> Any:
+        if key not in self._obj:
+            raise RecordError(f"{self._where}: missing key '{key}'")
+        return self._obj[key]
+
+    def _bad(self, key: str, want: str, got: Any) -> RecordError:
+        return RecordError(f"{self._where}: '{key}' must be {want}, got {json.dumps(got)}")
+
+    def integer(self, key: str, minimum: int | None = None) -> int:
+        v = self.value(key)
+        if not _is_int(v) or (minimum is not None and v < minimum):
+            raise self._bad(key, "an integer" + (f" >= {minimum}" if minimum is not None else ""), v)
+        return v
+
+    def number(self, key: str) -> float:
+        """A number; null (the probe's NaN/Inf) reads as NaN."""
+        v = self.value(key)
+        if v is None:
+            return math.nan
+        if not _is_num(v):
+            raise self._bad(key, "a number or null", v)
+        return float(v)
+
+    def opt_number(self, key: str) -> float | None:
+        v = self.value(key)
+        if v is None:
+            return None
+        if not _is_num(v):
+            raise self._bad(key, "a number or null", v)
+        return float(v)
+
+    def text(self, key: str, choices: tuple[str, ...] | None = None) -> str:
+        v = self.value(key)
+        if not isinstance(v, str) or (choices is not None and v not in choices):
+            raise self._bad(key, "one of " + ", ".join(choices) if choices else "a string", v)
+        return v
+
+    def opt_text(self, key: str) -> str | None:
+        v = self.value(key)
+        if v is not None and not isinstance(v, str):
+            raise self._bad(key, "a string or null", v)
+        return v
+
+    def flag(self, key: str) -> bool:
+        v = self.value(key)
+        if not isinstance(v, bool):
+            raise self._bad(key, "true or false", v)
+        return v
+
+    def opt_flag(self, key: str) -> bool | None:
+        v = self.value(key)
+        if v is not None and not isinstance(v, bool):
+            raise self._bad(key, "true, false or null", v)
+        return v
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        v = self.value(key)
+        if not isinstance(v, dict):
+            raise self._bad(key, "an object", v)
+        return v
+
+    def sub(self, key: str) -> "_Fields":
+        return _Fields(self.mapping(key), f"{self._where}.{key}")
+
+    def numbers(self, key: str) -> tuple[float, ...]:
+        v = self.value(key)
+        if not isinstance(v, list) or not all(x is None or _is_num(x) for x in v):
+            raise self._bad(key, "an array of numbers", v if not isinstance(v, list) else "[...]")
+        return tuple(math.nan if x is None else float(x) for x in v)
+
+
+# --- records -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clock:
+    source: str  # tsc, cntvct or monotonic_raw
+    forced: bool  # chosen with --clock
+    hz: float  # ticks per second
+    tick_ns: float
+    resolution_ns: float
+    overhead_ns: float
+    invariant: bool | None  # tsc only
+    calibration_ns: float
+
+
+@dataclass(frozen=True)
+class Meta:
+    schema: int
+    probe_version: str
+    command: str
+    suite: str | None
+    start_time: str
+    clock: Clock
+    cpu: int
+    cpu_choice: str
+    fifo: dict[str, Any]
+    mlock: dict[str, Any]
+    budget: dict[str, Any]
+    build: dict[str, Any]
+    machine: dict[str, Any]  # {key: value}, as `osmeter-probe sysinfo --json`
+    raw: dict[str, Any]  # the whole record, unknown keys included
+
+
+@dataclass(frozen=True)
+class Progress:
+    index: int  # from 0
+    total: int
+    bench: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Samples:
+    bench: str
+    params: dict[str, Any]
+    unit: str
+    batch: int  # operations each sample averages over
+    values: tuple[float, ...]  # per operation, in `unit`; null read as NaN
+
+
+@dataclass(frozen=True)
+class Result:
+    bench: str
+    params: dict[str, Any]
+    unit: str
+    n: int
+    min: float
+    median: float
+    mean: float
+    batch: int
+    cpu: int
+    placement: str | None  # same_cpu / cross_cpu for two-party benchmarks
+    elapsed_s: float
+    stop_reason: str
+    ref_cycles: float | None
+    extra: dict[str, Any]
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Skip:
+    bench: str
+    params: dict[str, Any]
+    reason: str
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Error:
+    bench: str
+    params: dict[str, Any]
+    message: str
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Reserved by schema.md; kept verbatim until the feature is specified."""
+
+    bench: str
+    params: dict[str, Any]
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class End:
+    status: str  # complete or interrupted
+    signal: str | None
+    end_time: str
+    counts: dict[str, int]  # ok, skip, error
+
+
+Record = Union[Meta, Progress, Samples, Result, Skip, Error, Counters, End]
+
+
+def _clock(f: _Fields) -> Clock:
+    return Clock(
+        source=f.text("source"),
+        forced=f.flag("forced"),
+        hz=f.number("hz"),
+        tick_ns=f.number("tick_ns"),
+        resolution_ns=f.number("resolution_ns"),
+        overhead_ns=f.number("overhead_ns"),
+        invariant=f.opt_flag("invariant"),
+        calibration_ns=f.number("calibration_ns"),
+    )
+
+
+def _meta(f: _Fields, raw: dict[str, Any]) -> Meta:
+    schema = check_schema_version(f.value("schema"), "meta")
+    return Meta(
+        schema=schema,
+        probe_version=f.text("probe_version"),
+        command=f.text("command"),
+        suite=f.opt_text("suite"),
+        start_time=f.text("start_time"),
+        clock=_clock(f.sub("clock")),
+        cpu=f.integer("cpu"),
+        cpu_choice=f.text("cpu_choice"),
+        fifo=f.mapping("fifo"),
+        mlock=f.mapping("mlock"),
+        budget=f.mapping("budget"),
+        build=f.mapping("build"),
+        machine=f.mapping("machine"),
+        raw=raw,
+    )
+
+
+def _progress(f: _Fields, raw: dict[str, Any]) -> Progress:
+    return Progress(
+        index=f.integer("index", 0), total=f.integer("total", 0), bench=f.text("bench"), params=f.mapping("params")
+    )
+
+
+def _samples(f: _Fields, raw: dict[str, Any]) -> Samples:
+    return Samples(
+        bench=f.text("bench"),
+        params=f.mapping("params"),
+        unit=f.text("unit"),
+        batch=f.integer("batch", 1),
+        values=f.numbers("values"),
+    )
+
+
+def _result(f: _Fields, raw: dict[str, Any]) -> Result:
+    return Result(
+        bench=f.text("bench"),
+        params=f.mapping("params"),
+        unit=f.text("unit"),
+        n=f.integer("n", 0),
+        min=f.number("min"),
+        median=f.number("median"),
+        mean=f.number("mean"),
+        batch=f.integer("batch", 1),
+        cpu=f.integer("cpu"),
+        placement=f.opt_text("placement"),
+        elapsed_s=f.number("elapsed_s"),
+        stop_reason=f.text("stop_reason"),
+        ref_cycles=f.opt_number("ref_cycles"),
+        extra=f.mapping("extra"),
+        raw=raw,
+    )
+
+
+def _skip(f: _Fields, raw: dict[str, Any]) -> Skip:
+    return Skip(bench=f.text("bench"), params=f.mapping("params"), reason=f.text("reason"), raw=raw)
+
+
+def _error(f: _Fields, raw: dict[str, Any]) -> Error:
+    return Error(bench=f.text("bench"), params=f.mapping("params"), message=f.text("message"), raw=raw)
+
+
+def _counters(f: _Fields, raw: dict[str, Any]) -> Counters:
+    return Counters(bench=f.text("bench"), params=f.mapping("params"), raw=raw)
+
+
+def _end(f: _Fields, raw: dict[str, Any]) -> End:
+    c = f.sub("counts")
+    return End(
+        status=f.text("status", END_STATUSES),
+        signal=f.opt_text("signal"),
+        end_time=f.text("end_time"),
+        counts={"ok": c.integer("ok", 0), "skip": c.integer("skip", 0), "error": c.integer("error", 0)},
+    )
+
+
+_PARSERS: dict[str, Callable[[_Fields, dict[str, Any]], Record]] = {
+    "meta": _meta,
+    "progress": _progress,
+    "samples": _samples,
+    "result": _result,
+    "skip": _skip,
+    "error": _error,
+    "counters": _counters,
+    "end": _end,
+}
+
+RECORD_TYPES = tuple(_PARSERS)
+
+
+def _reject_constant(name: str) -> Any:
+    raise RecordError(f"{name} is not valid JSON (the probe writes NaN and infinities as null)")
+
+
+def loads_json(text: str) -> Any:
+    """Strict JSON: NaN/Infinity literals are refused, as schema.md forbids them."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"not valid JSON ({e.msg} at column {e.colno})") from None
+
+
+def parse_record(obj: Any) -> Record:
+    """Validate one decoded JSON object as a record."""
+    if not isinstance(obj, dict):
+        raise RecordError(f"a record must be a JSON object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    if kind is None:
+        raise RecordError("missing key 'type'")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise RecordError(f"unknown record type {json.dumps(kind)}; known: {', '.join(RECORD_TYPES)}")
+    return parser(_Fields(obj, kind), obj)
+
+
+def parse_line(line: str) -> Record:
+    """Parse one JSON Lines line (trailing newline allowed) into a record."""
+    text = line.strip()
+    if not text:
+        raise RecordError("empty line")
+    return parse_record(loads_json(text))
+
+
+def canonical_params(params: Mapping[str, Any]) -> str:
+    """The canonical text of a parameter set: sorted keys, no spaces."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value and not any(c.isspace() or c == '"' for c in value) else json.dumps(value)
+    return json.dumps(value) if isinstance(value, (bool, type(None), list, dict)) else str(value)
+
+
+def format_params(params: Mapping[str, Any]) -> str:
+    """Parameters for people: `args=3 size=4096 path=""`, sorted by key."""
+    return " ".join(f"{k}={_param_text(params[k])}" for k in sorted(params))
+
+
+def describe_instance(bench: str, params: Mapping[str, Any]) -> str:
+    """One benchmark instance for people: `cpu.call args=3`."""
+    text = format_params(params)
+    return f"{bench} {text}" if text else bench

@@ -1,0 +1,1 @@
+"""Reports for people: terminal tables now; the HTML report will live here too."""

@@ -1,0 +1,56 @@
+"""Where osmeter keeps runs: choosing the location and opening it.
+
+Location, first match wins: `--store PATH` > $OSMETER_STORE >
+$XDG_DATA_HOME/osmeter/osmeter.db (default ~/.local/share/osmeter/osmeter.db).
+Only SQLite is supported in this version; a postgresql:// URL is refused
+with a message saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import StoreError
+from .base import Store
+from .sqlite import SQLiteStore
+
+ENV_STORE = "OSMETER_STORE"
+DEFAULT_NAME = Path("osmeter") / "osmeter.db"
+
+__all__ = ["Store", "SQLiteStore", "default_location", "resolve_location", "open_store"]
+
+
+def default_location(env: Mapping[str, str] = os.environ) -> str:
+    data_home = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return str(Path(data_home) / DEFAULT_NAME)
+
+
+def resolve_location(cli_value: str | None, env: Mapping[str, str] = os.environ) -> str:
+    """The store location: the command-line value, else $OSMETER_STORE, else the default."""
+    return cli_value or env.get(ENV_STORE) or default_location(env)
+
+
+def _redact(url: str) -> str:
+    """The URL without user and password, fit for an error message."""
+    return re.sub(r"//[^@/]*@", "//", url)
+
+
+def open_store(location: str, *, create: bool) -> SQLiteStore:
+    """Open (and with create=True, create and check writable) the store.
+
+    create=True is for commands that write (run, import): the store is
+    created and proved writable here, before anything runs. create=False
+    is for readers: a missing store raises NotFoundError.
+    """
+    scheme = location.split("://", 1)[0].lower() if "://" in location else None
+    if scheme in ("postgresql", "postgres"):
+        raise StoreError(
+            f"{_redact(location)}: only SQLite stores are supported "
+            "in this version of osmeter; give a file path with --store PATH or OSMETER_STORE"
+        )
+    if scheme is not None:
+        raise StoreError(f"{location}: unknown store URL scheme '{scheme}://'; give a file path for an SQLite store")
+    return SQLiteStore.open(Path(location).expanduser(), create=create)

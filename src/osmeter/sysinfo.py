@@ -1,0 +1,83 @@
+"""The machine description, as the probe reports it.
+
+`osmeter-probe sysinfo --json` prints
+``{"schema": 1, "fields": [{"key", "value", "help"}, ...]}`` and the same
+facts appear in every run's `meta.machine` as ``{key: value}``
+(docs/schema.md). Values may be strings, numbers, booleans, null (the
+machine does not expose it), lists or objects.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ProbeError, RecordError
+from .probe import run_document
+from .records import check_schema_version
+
+# The machine keys osmeter itself reads (runs table, warnings). Every other
+# key is shown as it comes.
+KEY_HOSTNAME = "hostname"
+KEY_KERNEL = "kernel_release"
+KEY_ARCH = "arch"
+KEY_GOVERNOR = "cpufreq_governor"
+KEY_VIRTUALIZATION = "virtualization"
+
+
+@dataclass(frozen=True)
+class MachineField:
+    key: str
+    value: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    fields: tuple[MachineField, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.key: f.value for f in self.fields}
+
+
+def parse_sysinfo(doc: Mapping[str, Any]) -> MachineInfo:
+    """Validate the `sysinfo --json` document."""
+    try:
+        check_schema_version(doc.get("schema"), "sysinfo")
+    except RecordError as e:
+        raise ProbeError(e.message) from None
+    raw_fields = doc.get("fields")
+    if not isinstance(raw_fields, list):
+        raise ProbeError("sysinfo: 'fields' must be an array")
+    fields = []
+    for i, f in enumerate(raw_fields):
+        if not (isinstance(f, dict) and isinstance(f.get("key"), str) and "value" in f):
+            raise ProbeError(f"sysinfo: field {i} must be an object with a string 'key' and a 'value'")
+        help_text = f.get("help")
+        fields.append(MachineField(f["key"], f["value"], help_text if isinstance(help_text, str) else ""))
+    return MachineInfo(tuple(fields))
+
+
+def probe_sysinfo(probe: Path) -> tuple[MachineInfo, dict[str, Any]]:
+    """Ask the probe; returns the parsed description and the document as printed."""
+    doc = run_document(probe, ["sysinfo", "--json"])
+    return parse_sysinfo(doc), doc
+
+
+def format_value(value: Any) -> str:
+    """A machine value for a terminal: null as '-', lists and objects as compact JSON."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(", ", ": ")) if isinstance(value, (list, dict)) else str(value)
+
+
+def machine_text(machine: Mapping[str, Any], key: str) -> str | None:
+    """A machine value as text, or None when missing or null."""
+    value = machine.get(key)
+    return None if value is None else format_value(value)

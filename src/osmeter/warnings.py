@@ -1,0 +1,153 @@
+"""Coded, actionable warnings about a run: what looks wrong and what to do.
+
+Each warning has a stable code (for scripts and docs), what was seen, and
+the advice. Result warnings name the benchmark instances they concern;
+`show` and `run` print them under the summary table.
+
+| code | when |
+| --- | --- |
+| high-cv | coefficient of variation above 5 % |
+| few-samples | fewer than 10 samples |
+| outliers | more than 5 % of the samples outside Tukey's fences |
+| clock | x86-64 without the TSC, or aarch64 without cntvct_el0 |
+| cpu-governor | a frequency governor other than `performance` |
+| virtualized | the machine is a virtual machine |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .model import BenchResult, RunInfo
+from .records import describe_instance
+from .sysinfo import KEY_ARCH, KEY_GOVERNOR, KEY_VIRTUALIZATION, format_value
+
+HIGH_CV = 0.05
+FEW_SAMPLES = 10
+OUTLIER_FRACTION = 0.05
+MAX_NAMED = 5  # instances named per warning before "and N more"
+
+_X86 = ("x86_64", "amd64")
+_ARM64 = ("aarch64", "arm64")
+_NOT_VIRTUAL = ("", "none", "no", "false", "bare-metal", "bare_metal")
+
+
+@dataclass(frozen=True)
+class CodedWarning:
+    code: str
+    message: str  # what was seen
+    advice: str  # what to do about it
+
+    def render(self) -> str:
+        return f"warning [{self.code}]: {self.message}. {self.advice}"
+
+
+def _instance(r: BenchResult) -> str:
+    return describe_instance(r.bench, r.params)
+
+
+def _named(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:MAX_NAMED])
+    return shown + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
+
+
+def result_warnings(results: Sequence[BenchResult]) -> list[CodedWarning]:
+    ok = [r for r in results if r.summary is not None]
+    out = []
+    noisy = [f"{_instance(r)} ({r.summary.cv:.0%})" for r in ok if r.summary and r.summary.cv > HIGH_CV]
+    if noisy:
+        out.append(
+            CodedWarning(
+                "high-cv",
+                f"coefficient of variation above {HIGH_CV:.0%} for {_named(noisy)}",
+                "Something else competed for the machine: close other programs, pin with --cpu, "
+                "try --fifo 50 (root) and --mlock, or raise --min-time",
+            )
+        )
+    few = [f"{_instance(r)} (n={r.summary.n})" for r in ok if r.summary and r.summary.n < FEW_SAMPLES]
+    if few:
+        out.append(
+            CodedWarning(
+                "few-samples",
+                f"fewer than {FEW_SAMPLES} samples for {_named(few)}",
+                "The statistics are rough: raise --min-samples or --max-time",
+            )
+        )
+    spiky = [
+        f"{_instance(r)} ({r.summary.outliers} of {r.summary.n})"
+        for r in ok
+        if r.summary and r.summary.outliers > OUTLIER_FRACTION * r.summary.n
+    ]
+    if spiky:
+        out.append(
+            CodedWarning(
+                "outliers",
+                f"more than {OUTLIER_FRACTION:.0%} of the samples are outliers for {_named(spiky)}",
+                "Interrupts or other tasks hit the measurement: compare median and lebench_kbest, "
+                "pin to an isolated CPU with --cpu, or use --fifo (root)",
+            )
+        )
+    return out
+
+
+def _arch(run: RunInfo) -> str | None:
+    build = run.meta.get("build")
+    arch = build.get("arch") if isinstance(build, dict) else None
+    arch = arch or run.machine.get(KEY_ARCH)
+    return arch if isinstance(arch, str) else None
+
+
+def clock_warning(run: RunInfo) -> CodedWarning | None:
+    clock = run.meta.get("clock")
+    if not isinstance(clock, dict) or not isinstance(clock.get("source"), str):
+        return None
+    source, arch = clock["source"], _arch(run)
+    wanted = "tsc" if arch in _X86 else "cntvct" if arch in _ARM64 else None
+    if wanted is None or source == wanted:
+        return None
+    if clock.get("forced"):
+        advice = f"You chose --clock {source}; leave --clock out to let the probe use {wanted}"
+    else:
+        advice = (
+            f"The probe could not use {wanted} (on x86 the TSC must be invariant); short operations are "
+            "timed with a coarser, costlier clock, so trust batched results more than single-operation ones"
+        )
+    overhead = clock.get("overhead_ns")
+    seen = f"timing used {source} on {arch}" + (
+        f" (read overhead {overhead:.0f} ns)" if isinstance(overhead, (int, float)) else ""
+    )
+    return CodedWarning("clock", seen, advice)
+
+
+def governor_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
+    value = machine.get(KEY_GOVERNOR)
+    if value is None:
+        return None
+    governors = set(value) if isinstance(value, list) else {value}
+    if governors <= {"performance"}:
+        return None
+    return CodedWarning(
+        "cpu-governor",
+        f"CPU frequency governor is {format_value(value)}, not performance",
+        "The clock speed moves during the run: `sudo cpupower frequency-set -g performance` "
+        "(set it back afterwards), or compare only runs made with the same governor",
+    )
+
+
+def virtualization_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
+    value = machine.get(KEY_VIRTUALIZATION)
+    if value is None or value is False or str(value).strip().lower() in _NOT_VIRTUAL:
+        return None
+    return CodedWarning(
+        "virtualized",
+        f"the machine is virtualised ({format_value(value)})",
+        "The hypervisor adds its own costs (exits, steal time, a virtual clock): compare only with runs "
+        "on the same kind of machine, and use cross_cpu/same_cpu placement figures with care",
+    )
+
+
+def run_warnings(run: RunInfo, results: Sequence[BenchResult]) -> list[CodedWarning]:
+    """Every warning for one stored run: machine and clock first, then results."""
+    machine_level = [clock_warning(run), governor_warning(run.machine), virtualization_warning(run.machine)]
+    return [w for w in machine_level if w is not None] + result_warnings(results)

@@ -1,0 +1,203 @@
+"""Shared fixtures: an isolated user environment, the fake probe, CLI runners."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+FAKE_PROBE = ROOT / "tests" / "fake_probe.py"
+SRC = ROOT / "src"
+
+_USER_VARIABLES = ("OSMETER_STORE", "OSMETER_PROBE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every user directory and osmeter variable points into tmp_path."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("OSMETER_STORE", str(tmp_path / "store" / "osmeter.db"))
+    monkeypatch.delenv("OSMETER_PROBE", raising=False)
+    for name in list(os.environ):
+        if name.startswith("FAKE_PROBE_"):
+            monkeypatch.delenv(name)
+    return tmp_path
+
+
+@pytest.fixture
+def store_path(isolated_env: Path) -> Path:
+    return isolated_env / "store" / "osmeter.db"
+
+
+@dataclass
+class FakeProbe:
+    """The fake probe, configured through FAKE_PROBE_* variables."""
+
+    path: Path
+    marker: str
+    monkeypatch: pytest.MonkeyPatch
+    env: dict[str, str] = field(default_factory=dict)
+
+    def set(self, **knobs: object) -> None:
+        for name, value in knobs.items():
+            key = f"FAKE_PROBE_{name.upper()}"
+            self.monkeypatch.setenv(key, str(value))
+            self.env[key] = str(value)
+
+    def processes(self) -> list[int]:
+        """Live (not zombie) fake probes of this test and their children.
+
+        osmeter carries the marker too (it passes its environment on), so
+        the command line tells the probe and its child from it.
+        """
+        found = []
+        for pid in marked_processes(f"FAKE_PROBE_MARKER={self.marker}"):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"fake_probe.py" in cmdline or b"fake-probe-child" in cmdline:
+                found.append(pid)
+        return found
+
+
+def marked_processes(needle: str) -> list[int]:
+    """Scan /proc for processes whose environment contains `needle`."""
+    found = []
+    token = needle.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if token not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def fake_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProbe]:
+    if not os.access(FAKE_PROBE, os.X_OK):
+        FAKE_PROBE.chmod(0o755)
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv("OSMETER_PROBE", str(FAKE_PROBE))
+    monkeypatch.setenv("FAKE_PROBE_MARKER", marker)
+    probe = FakeProbe(FAKE_PROBE, marker, monkeypatch)
+    yield probe
+    for pid in marked_processes(f"FAKE_PROBE_MARKER={marker}"):  # never leak a process into later tests
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
+    """Run `osmeter ARGS` in this process; returns exit code, stdout, stderr."""
+    from osmeter.cli import main
+
+    def invoke(*args: str) -> Outcome:
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse
+            code = int(e.code or 0)
+        captured = capsys.readouterr()
+        return Outcome(code, captured.out, captured.err)
+
+    return invoke
+
+
+def osmeter_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "osmeter", *args]
+
+
+def subprocess_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+@pytest.fixture
+def osmeter_proc() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `python -m osmeter ARGS` as a real process (for signal tests)."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            osmeter_command(*args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(),
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def db_rows(path: Path, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Read the store directly, bypassing osmeter."""
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def import_fixture(store_path: Path, name: str = "run_x86_64.jsonl", label: str | None = None) -> int:
+    """Store tests/data/NAME through the import path; returns the run id."""
+    from osmeter.commands.import_ import read_probe_file, store_probe_file
+    from osmeter.recorder import RunContext, RunRecorder
+    from osmeter.store import open_store
+
+    store = open_store(str(store_path), create=True)
+    try:
+        recorder = RunRecorder(store, RunContext(label, ["import", name], {}, "import"))
+        with store.transaction():
+            store_probe_file(read_probe_file(DATA / name), recorder)
+        assert recorder.run_id is not None
+        return recorder.run_id
+    finally:
+        store.close()

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A deterministic stand-in for osmeter-probe (hyperfine's mock-executor idea).
+
+Commands, as the real probe (docs/schema.md):
+  list --json        prints tests/data/list.json
+  sysinfo --json     prints tests/data/sysinfo.json
+  run [--die-with-parent] [--suite S | NAME...] [--param K=V]... [options]
+                     replays a scripted run from a JSON Lines file, keeping
+                     only the named benchmarks when names are given and
+                     renumbering progress and the end counts to match.
+
+Bad input behaves like the real probe: a message on stderr, exit 2, nothing
+on stdout (unknown benchmark, unknown parameter key, KEY=VALUE malformed).
+SIGINT/SIGTERM: finish the current line, write `end` with status
+interrupted, exit 128 + signal.
+
+Knobs (environment):
+  FAKE_PROBE_SCRIPT=FILE      the run to replay (default tests/data/run_x86_64.jsonl)
+  FAKE_PROBE_USAGE_ERROR=MSG  `run` prints MSG on stderr and exits 2 at once
+  FAKE_PROBE_DELAY=S          sleep S seconds after meta and after each benchmark
+  FAKE_PROBE_DIE_AFTER=N      after N benchmarks, SIGKILL itself (no `end`)
+  FAKE_PROBE_PARTIAL=1        with DIE_AFTER: write half a line first
+  FAKE_PROBE_BAD_LINE_AFTER=N after N benchmarks, write a line that is not JSON
+  FAKE_PROBE_SPAWN_CHILD=1    start a sleeping child process that inherits stdout
+  FAKE_PROBE_ARGV_FILE=FILE   write the argv received, as JSON, to FILE
+  FAKE_PROBE_STDERR=MSG       write MSG to stderr after meta
+  FAKE_PROBE_MARKER=...       not read: tests find this process and its children by it
+"""
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+PR_SET_PDEATHSIG = 1
+stop_signal = None
+
+
+def on_signal(signum, frame):
+    global stop_signal
+    if stop_signal is None:
+        stop_signal = signum
+
+
+def usage(message):
+    sys.stderr.write(f"osmeter-probe: error: {message}\n")
+    sys.exit(2)
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def pause(seconds):
+    """Sleep in small steps so a signal is acted on quickly."""
+    deadline = time.monotonic() + seconds
+    while stop_signal is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def parse_run_args(args):
+    opts = {"suite": None, "names": [], "params": []}
+    valued = {"--suite", "--param", "--cpu", "--min-time", "--max-time", "--min-samples", "--fifo", "--clock", "-o"}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in valued:
+            if i + 1 >= len(args):
+                usage(f"{a} needs a value")
+            value = args[i + 1]
+            if a == "--suite":
+                opts["suite"] = value
+            elif a == "--param":
+                opts["params"].append(value)
+            i += 2
+        elif a in ("--die-with-parent", "--mlock"):
+            if a == "--die-with-parent":
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            i += 1
+        elif a.startswith("-"):
+            usage(f"unknown option {a}")
+        else:
+            opts["names"].append(a)
+            i += 1
+    return opts
+
+
+def check_input(opts):
+    catalog = json.loads((DATA / "list.json").read_text())
+    known = {b["name"]: b for b in catalog["benchmarks"]}
+    for name in opts["names"]:
+        if name not in known:
+            usage(f"unknown benchmark '{name}'; `osmeter-probe list` shows the {len(known)} benchmarks")
+    keys = {p["name"] for b in known.values() for p in b["params"]}
+    for assignment in opts["params"]:
+        key, sep, _ = assignment.partition("=")
+        if not sep:
+            usage(f"--param {assignment}: expected KEY=VALUE")
+        if key not in keys:
+            usage(f"unknown parameter '{key}'; known: {', '.join(sorted(keys))}")
+    if opts["suite"] not in (None, "quick", "standard", "full", "lebench"):
+        usage(f"unknown suite '{opts['suite']}'; known: quick, standard, full, lebench")
+
+
+def load_script(path):
+    """meta, [instance records...] per benchmark, end."""
+    records = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    meta, end = records[0], records[-1]
+    instances = []
+    for rec in records[1:-1]:
+        if rec["type"] == "progress":
+            instances.append([])
+        instances[-1].append(rec)
+    return meta, instances, end
+
+
+def spawn_child():
+    # Inherits stdout: the worst case for a reader waiting for EOF.
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "fake-probe-child"])
+
+
+def run(args):
+    argv_file = os.environ.get("FAKE_PROBE_ARGV_FILE")
+    if argv_file:
+        Path(argv_file).write_text(json.dumps(["run", *args]))
+    if os.environ.get("FAKE_PROBE_USAGE_ERROR"):
+        usage(os.environ["FAKE_PROBE_USAGE_ERROR"])
+    opts = parse_run_args(args)
+    check_input(opts)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if os.environ.get("FAKE_PROBE_SPAWN_CHILD"):
+        spawn_child()
+
+    meta, instances, end = load_script(os.environ.get("FAKE_PROBE_SCRIPT") or DATA / "run_x86_64.jsonl")
+    if opts["names"]:
+        instances = [i for i in instances if i[0]["bench"] in opts["names"]]
+        meta["suite"] = None
+    delay = float(os.environ.get("FAKE_PROBE_DELAY", "0"))
+    die_after = int(os.environ.get("FAKE_PROBE_DIE_AFTER", "-1"))
+    bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
+    counts = {"ok": 0, "skip": 0, "error": 0}
+
+    emit(meta)
+    if os.environ.get("FAKE_PROBE_STDERR"):
+        sys.stderr.write(os.environ["FAKE_PROBE_STDERR"] + "\n")
+        sys.stderr.flush()
+    pause(delay)
+    for done, records in enumerate(instances):
+        if stop_signal is not None:
+            break
+        if done == die_after:
+            if os.environ.get("FAKE_PROBE_PARTIAL"):
+                sys.stdout.write('{"type":"progress","index":')
+                sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        if done == bad_after:
+            sys.stdout.write("this is not JSON\n")
+            sys.stdout.flush()
+        for rec in records:
+            if rec["type"] == "progress":
+                rec = dict(rec, index=done, total=len(instances))
+            emit(rec)
+        last = records[-1]["type"]
+        counts["ok" if last in ("result", "counters") else last] += 1
+        pause(delay)
+
+    if stop_signal is not None:
+        name = signal.Signals(stop_signal).name
+        emit({"type": "end", "status": "interrupted", "signal": name, "end_time": end["end_time"], "counts": counts})
+        sys.exit(128 + stop_signal)
+    emit(dict(end, counts=counts))
+    return 0
+
+
+def main(argv):
+    if argv[:2] == ["list", "--json"]:
+        sys.stdout.write((DATA / "list.json").read_text())
+        return 0
+    if argv[:2] == ["sysinfo", "--json"]:
+        sys.stdout.write((DATA / "sysinfo.json").read_text())
+        return 0
+    if argv[:1] == ["run"]:
+        return run(argv[1:])
+    usage(f"unknown command {' '.join(argv) or '(none)'}; commands: list, run, sysinfo, serve")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,116 @@
+"""The record order (docs/schema.md) as RunRecorder enforces it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmeter.errors import RecordError
+from osmeter.recorder import InstanceDone, RunContext, RunRecorder, RunStarted
+from osmeter.records import parse_line
+from osmeter.store import open_store
+
+from ..conftest import DATA, db_rows
+
+LINES = (DATA / "run_x86_64.jsonl").read_text().splitlines()
+
+
+def objs() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in LINES]
+
+
+def feed_all(store_path: Path, items: list[dict[str, Any]]) -> RunRecorder:
+    store = open_store(str(store_path), create=True)
+    recorder = RunRecorder(store, RunContext("t", ["probe"], {}, "run"))
+    try:
+        for obj in items:
+            recorder.feed(parse_line(json.dumps(obj)))
+        recorder.finish()
+    finally:
+        store.close()
+    return recorder
+
+
+def test_whole_run(store_path: Path) -> None:
+    recorder = feed_all(store_path, objs())
+    assert [r.status for r in recorder.results] == ["ok", "ok", "skip", "ok", "error"]
+    assert recorder.notes == []
+    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [("complete", None)]
+
+
+def test_each_result_is_committed_as_it_arrives(store_path: Path) -> None:
+    store = open_store(str(store_path), create=True)
+    recorder = RunRecorder(store, RunContext(None, ["probe"], {}, "run"))
+    events = [recorder.feed(parse_line(line)) for line in LINES[:4]]
+    assert isinstance(events[0], RunStarted) and isinstance(events[3], InstanceDone)
+    # Another connection sees the run and the first result before the run ends.
+    assert db_rows(store_path, "SELECT status FROM runs") == [("running",)]
+    assert db_rows(store_path, "SELECT bench FROM results") == [("cpu.call",)]
+    store.close()
+
+
+def test_missing_end_marks_incomplete(store_path: Path) -> None:
+    feed_all(store_path, objs()[:-1])
+    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
+        ("incomplete", "the probe's output ended without an 'end' record")
+    ]
+
+
+def test_interrupted_end_marks_incomplete(store_path: Path) -> None:
+    items = objs()
+    items[-1] = dict(items[-1], status="interrupted", signal="SIGINT")
+    feed_all(store_path, items)
+    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
+        ("incomplete", "probe interrupted by SIGINT")
+    ]
+
+
+def without(items: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
+    return items[:index] + items[index + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda o: o[1:], "the first record must be 'meta'"),
+        (lambda o: o[:2] + [o[0]] + o[2:], "a second 'meta' record"),
+        (lambda o: o + [o[1]], "a record after 'end'"),
+        (lambda o: without(o, 2), "'result' for cpu.call args=0 without its 'samples'"),
+        (lambda o: without(o, 3), "'samples' for cpu.call args=0 not followed by its 'result'"),
+        (lambda o: o[:2] + [dict(o[2], values=o[2]["values"][:-1])] + o[3:], "says n=40 but its 'samples' hold 39"),
+        (lambda o: o[:2] + [dict(o[2], unit="count")] + o[3:], "disagree on unit or batch"),
+        (lambda o: [dict(o[0], command="serve")] + o[1:], "only the output of `osmeter-probe run`"),
+    ],
+)
+def test_order_violations(store_path: Path, mutate, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        feed_all(store_path, mutate(objs()))
+
+
+def test_null_samples_are_left_out_with_a_note(store_path: Path) -> None:
+    items = objs()
+    values = items[2]["values"]
+    items[2] = dict(items[2], values=values[:-1] + [None])
+    recorder = feed_all(store_path, items)
+    first = recorder.results[0]
+    assert first.summary is not None and first.summary.n == len(values) - 1
+    assert first.extra["osmeter_dropped_samples"] == 1
+    assert "1 of 40 samples were null" in recorder.notes[0]
+
+
+def test_counters_attach_to_their_result(store_path: Path) -> None:
+    items = objs()
+    counters = {"type": "counters", "bench": "cpu.call", "params": {"args": 0}, "cycles": 4.0}
+    recorder = feed_all(store_path, items[:4] + [counters] + items[4:])
+    assert recorder.results[0].counters == counters
+    assert db_rows(store_path, "SELECT counters FROM results WHERE seq = 0") == [(json.dumps(counters, sort_keys=True, separators=(",", ":")),)]
+
+
+def test_end_counts_mismatch_is_noted(store_path: Path) -> None:
+    items = objs()
+    items[-1] = dict(items[-1], counts={"ok": 9, "skip": 1, "error": 1})
+    recorder = feed_all(store_path, items)
+    assert "counts" in recorder.notes[0]

@@ -1,0 +1,150 @@
+"""The records contract (docs/schema.md): what parse_line accepts and refuses."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmeter import records
+from osmeter.errors import RecordError
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def lines(name: str) -> list[str]:
+    return (DATA / name).read_text().splitlines()
+
+
+def first(kind: str) -> dict[str, Any]:
+    for line in lines("run_x86_64.jsonl"):
+        obj = json.loads(line)
+        if obj["type"] == kind:
+            return obj
+    raise LookupError(kind)
+
+
+@pytest.mark.parametrize("name", ["run_x86_64.jsonl", "run_aarch64.jsonl"])
+def test_fixture_files_parse(name: str) -> None:
+    parsed = [records.parse_line(line) for line in lines(name)]
+    assert isinstance(parsed[0], records.Meta)
+    assert isinstance(parsed[-1], records.End)
+
+
+def test_every_record_type_maps_to_its_class() -> None:
+    expected = {
+        "meta": records.Meta,
+        "progress": records.Progress,
+        "samples": records.Samples,
+        "result": records.Result,
+        "skip": records.Skip,
+        "error": records.Error,
+        "end": records.End,
+    }
+    for kind, cls in expected.items():
+        assert isinstance(records.parse_line(json.dumps(first(kind))), cls)
+    counters = {"type": "counters", "bench": "cpu.call", "params": {}, "cycles": 5}
+    assert isinstance(records.parse_line(json.dumps(counters)), records.Counters)
+
+
+def test_parsed_values() -> None:
+    meta = records.parse_line(json.dumps(first("meta")))
+    assert isinstance(meta, records.Meta)
+    assert meta.schema == 1 and meta.clock.source == "tsc" and meta.clock.invariant is True
+    assert meta.machine["hostname"] == "testbox"
+    result = records.parse_line(json.dumps(first("result")))
+    assert isinstance(result, records.Result)
+    assert result.bench == "cpu.call" and result.params == {"args": 0} and result.batch == 1000000
+    assert result.placement is None and result.ref_cycles == 3.74
+
+
+def test_records_are_frozen() -> None:
+    end = records.parse_line(json.dumps(first("end")))
+    with pytest.raises(AttributeError):
+        end.status = "interrupted"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("", "empty line"),
+        ("not json at all", "not valid JSON"),
+        ('{"type": "result", "bench": ', "not valid JSON"),
+        ("[1, 2, 3]", "must be a JSON object"),
+        ('{"bench": "cpu.call"}', "missing key 'type'"),
+        ('{"type": "telemetry"}', 'unknown record type "telemetry"'),
+        ('{"type": 3}', "unknown record type 3"),
+        ('{"type": "skip", "bench": "x", "params": {}, "reason": NaN}', "NaN is not valid JSON"),
+    ],
+)
+def test_malformed_lines(line: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        records.parse_line(line)
+
+
+@pytest.mark.parametrize("kind", ["meta", "progress", "samples", "result", "skip", "error", "end"])
+def test_every_documented_key_is_required(kind: str) -> None:
+    obj = first(kind)
+    for key in obj:
+        if key == "type":
+            continue
+        broken = {k: v for k, v in obj.items() if k != key}
+        with pytest.raises(RecordError, match=f"missing key '{key}'"):
+            records.parse_line(json.dumps(broken))
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value", "message"),
+    [
+        ("progress", "index", "0", "'index' must be an integer"),
+        ("progress", "index", -1, "'index' must be an integer >= 0"),
+        ("progress", "index", True, "'index' must be an integer"),
+        ("samples", "values", [1, "2"], "'values' must be an array of numbers"),
+        ("samples", "batch", 0, "'batch' must be an integer >= 1"),
+        ("result", "n", 1.5, "'n' must be an integer"),
+        ("result", "params", [], "'params' must be an object"),
+        ("result", "median", "fast", "'median' must be a number or null"),
+        ("end", "status", "done", "'status' must be one of complete, interrupted"),
+        ("meta", "clock", {"source": "tsc"}, "meta.clock: missing key 'forced'"),
+    ],
+)
+def test_wrong_types(kind: str, key: str, value: Any, message: str) -> None:
+    obj = dict(first(kind), **{key: value})
+    with pytest.raises(RecordError, match=message):
+        records.parse_line(json.dumps(obj))
+
+
+def test_null_numbers_read_as_nan() -> None:
+    obj = dict(first("samples"), values=[1.0, None, 2.0])
+    s = records.parse_line(json.dumps(obj))
+    assert isinstance(s, records.Samples)
+    assert s.values[0] == 1.0 and math.isnan(s.values[1])
+    r = records.parse_line(json.dumps(dict(first("result"), mean=None, ref_cycles=None)))
+    assert isinstance(r, records.Result) and math.isnan(r.mean) and r.ref_cycles is None
+
+
+def test_unknown_keys_are_ignored() -> None:
+    obj = dict(first("skip"), future_key={"anything": [1, 2]})
+    skip = records.parse_line(json.dumps(obj))
+    assert isinstance(skip, records.Skip) and skip.reason.startswith("needs root")
+
+
+def test_newer_schema_is_refused_naming_supported_versions() -> None:
+    obj = dict(first("meta"), schema=2)
+    with pytest.raises(RecordError, match=r"schema 2 is not supported \(newer than this osmeter.*reads schema 1"):
+        records.parse_line(json.dumps(obj))
+
+
+@pytest.mark.parametrize("value", [0, "1", None, 1.0])
+def test_invalid_schema_values(value: Any) -> None:
+    with pytest.raises(RecordError, match="schema"):
+        records.parse_line(json.dumps(dict(first("meta"), schema=value)))
+
+
+def test_canonical_params_sorts_keys() -> None:
+    assert records.canonical_params({"b": 1, "a": "x"}) == '{"a":"x","b":1}'
+    assert records.describe_instance("cpu.call", {"args": 3}) == "cpu.call args=3"
+    assert records.describe_instance("syscall.null", {}) == "syscall.null"

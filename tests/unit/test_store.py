@@ -1,0 +1,213 @@
+"""SQLite store: round trip, migrations, location, and refusing bad stores."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from osmeter import stats
+from osmeter.errors import NotFoundError, StoreError, UsageError
+from osmeter.model import BenchResult, NewRun
+from osmeter.store import default_location, open_store, resolve_location
+from osmeter.store.base import decode_samples, encode_samples
+from osmeter.store.sqlite import migrations
+
+from ..conftest import db_rows
+
+
+def new_run(label: str | None = "t") -> NewRun:
+    return NewRun(
+        label=label,
+        start_time="2026-11-22T07:40:00Z",
+        source="run",
+        osmeter_version="0.1.0",
+        probe_version="0.1.0",
+        suite="quick",
+        argv=["osmeter-probe", "run", "--suite", "quick"],
+        params={"cpu": 1},
+        machine={"hostname": "h", "kernel_release": "6.8"},
+        meta={"type": "meta", "schema": 1},
+    )
+
+
+def ok_result(seq: int, values: np.ndarray) -> BenchResult:
+    return BenchResult(
+        seq=seq,
+        bench="cpu.call",
+        params={"args": 3, "a": "z"},
+        status="ok",
+        unit="ns",
+        summary=stats.summary(values),
+        batch=1000,
+        extra={"expected_ns": 1.5},
+        record={"type": "result", "cpu": 2, "placement": None, "stop_reason": "rse", "elapsed_s": 0.5},
+    )
+
+
+def test_round_trip(store_path: Path) -> None:
+    values = np.random.default_rng(0).normal(10.0, 0.1, 100)
+    store = open_store(str(store_path), create=True)
+    run_id = store.create_run(new_run())
+    store.add_result(run_id, ok_result(0, values), values)
+    store.add_result(
+        run_id, BenchResult(seq=1, bench="file.read_cold", params={}, status="skip", reason="needs root"), None
+    )
+    store.set_counters(run_id, 0, {"type": "counters", "cycles": 12})
+    store.finish_run(run_id, "complete", "2026-11-22T07:41:00Z", None)
+    store.close()
+
+    store = open_store(str(store_path), create=False)
+    run = store.run(str(run_id))
+    assert run == store.run("latest")
+    assert run.status == "complete" and run.label == "t" and run.machine["hostname"] == "h"
+    assert (run.counts.ok, run.counts.skip, run.counts.error) == (1, 1, 0)
+    ok, skip = store.results(run_id)
+    assert ok.summary == stats.summary(values)
+    assert ok.params == {"a": "z", "args": 3} and ok.extra == {"expected_ns": 1.5}
+    assert ok.counters == {"type": "counters", "cycles": 12}
+    assert ok.cpu == 2 and ok.stop_reason == "rse" and ok.elapsed_s == 0.5
+    assert skip.status == "skip" and skip.reason == "needs root" and skip.summary is None
+    np.testing.assert_array_equal(store.samples(run_id, 0), values)
+    assert store.samples(run_id, 1) is None
+    store.close()
+    # params are stored canonically: sorted keys, no spaces
+    assert db_rows(store_path, "SELECT params FROM results WHERE seq = 0") == [('{"a":"z","args":3}',)]
+
+
+def test_nan_statistics_survive_as_nan(store_path: Path) -> None:
+    store = open_store(str(store_path), create=True)
+    run_id = store.create_run(new_run())
+    store.add_result(run_id, ok_result(0, np.array([5.0])), np.array([5.0]))
+    (r,) = store.results(run_id)
+    assert r.summary is not None and math.isnan(r.summary.std) and math.isnan(r.summary.cv)
+    store.close()
+
+
+def test_samples_codec_is_little_endian_float64() -> None:
+    values = [1.5, -2.25, 1e300]
+    blob = encode_samples(values)
+    assert np.frombuffer(__import__("zlib").decompress(blob), dtype="<f8").tolist() == values
+    assert decode_samples(blob).tolist() == values
+
+
+def test_migrations_are_recorded(store_path: Path) -> None:
+    open_store(str(store_path), create=True).close()
+    versions = db_rows(store_path, "SELECT version, name FROM schema_migrations ORDER BY version")
+    assert versions == [(m.version, m.name) for m in migrations()]
+    assert versions[0] == (1, "initial")
+    open_store(str(store_path), create=True).close()  # reopening applies nothing twice
+    assert db_rows(store_path, "SELECT count(*) FROM schema_migrations") == [(len(versions),)]
+
+
+def test_newer_store_schema_is_refused(store_path: Path) -> None:
+    store = open_store(str(store_path), create=True)
+    store._conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
+    store.close()
+    with pytest.raises(StoreError, match="schema version 999, newer than this osmeter"):
+        open_store(str(store_path), create=False)
+
+
+def test_transaction_is_all_or_nothing(store_path: Path) -> None:
+    store = open_store(str(store_path), create=True)
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            store.create_run(new_run())
+            raise RuntimeError("boom")
+    assert store.runs() == []
+    store.close()
+
+
+def test_unknown_run(store_path: Path) -> None:
+    store = open_store(str(store_path), create=True)
+    with pytest.raises(NotFoundError, match="has no runs yet"):
+        store.run("latest")
+    with pytest.raises(NotFoundError, match="no run 7"):
+        store.run("7")
+    with pytest.raises(UsageError, match="id \\(a number\\) or 'latest'"):
+        store.run("yesterday")
+    store.close()
+
+
+def test_missing_store_is_not_created_by_readers(store_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="no store at"):
+        open_store(str(store_path), create=False)
+    assert not store_path.exists()
+
+
+def test_unwritable_location_names_path_and_fix(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    path = blocker / "sub" / "osmeter.db"  # a directory under a regular file: even root cannot
+    with pytest.raises(StoreError) as e:
+        open_store(str(path), create=True)
+    assert str(path) in e.value.message and "--store" in e.value.message
+
+
+def test_read_only_store_is_refused_before_writing(store_path: Path) -> None:
+    open_store(str(store_path), create=True).close()
+    # A read-only connection stands in for a read-only file (tests may run as root).
+    from osmeter.store.sqlite import SQLiteStore
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True, isolation_level=None)
+    store = SQLiteStore(conn, store_path)
+    with pytest.raises(StoreError, match="cannot write to the store"):
+        store._check_writable()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a database\n" * 50, b"SQLite format 3\x00" + b"\xff" * 200],
+    ids=["text", "bad-header"],
+)
+def test_corrupt_store_is_refused_and_left_untouched(store_path: Path, content: bytes) -> None:
+    store_path.parent.mkdir(parents=True)
+    store_path.write_bytes(content)
+    before = hashlib.sha256(store_path.read_bytes()).hexdigest()
+    for create in (True, False):
+        with pytest.raises(StoreError, match="left untouched"):
+            open_store(str(store_path), create=create)
+    assert hashlib.sha256(store_path.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in store_path.parent.iterdir()) == ["osmeter.db"]
+
+
+def test_foreign_sqlite_database_is_refused(store_path: Path) -> None:
+    import sqlite3
+
+    store_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(store_path)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not an osmeter store"):
+        open_store(str(store_path), create=True)
+    assert db_rows(store_path, "SELECT name FROM sqlite_master") == [("mine",)]
+
+
+def test_directory_as_store_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a directory"):
+        open_store(str(tmp_path), create=True)
+
+
+@pytest.mark.parametrize("url", ["postgresql://user:secret@db.example/osm", "postgres://db/osm"])
+def test_postgresql_is_refused_clearly(url: str) -> None:
+    with pytest.raises(StoreError, match="only SQLite stores are supported") as e:
+        open_store(url, create=True)
+    assert "secret" not in e.value.message
+
+
+def test_location_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OSMETER_STORE", "/env/store.db")
+    assert resolve_location("/cli/store.db") == "/cli/store.db"
+    assert resolve_location(None) == "/env/store.db"
+    monkeypatch.delenv("OSMETER_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", "/xdg")
+    assert resolve_location(None) == "/xdg/osmeter/osmeter.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_location() == str(tmp_path / ".local" / "share" / "osmeter" / "osmeter.db")
