@@ -1,0 +1,163 @@
+"""End to end with the real probe: run -> store -> show -> export, a board
+file imported equals a run, and interruptions with real processes (SIGINT and
+SIGTERM to osmeter, SIGKILL of the probe mid-benchmark)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import db_rows, osmeter_command, subprocess_env, wait_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from probe_helpers import TINY, find_probe  # noqa: E402
+
+NAMES = ["cpu.loop_overhead", "syscall.null", "syscall.getuid"]
+
+
+@pytest.fixture
+def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
+    path = find_probe()
+    if path is None:
+        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
+    monkeypatch.setenv("OSMETER_PROBE", path)
+    return path
+
+
+def osmeter(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(osmeter_command(*args), capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def probe_pids(probe: str) -> list[int]:
+    """Live processes running this probe binary."""
+    target = os.path.realpath(probe)
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.path.realpath(entry / "exe") == target:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_run_store_show_export(real_probe: str, store_path: Path) -> None:
+    osmeter("run", *NAMES, "--label", "e2e", "--min-time", "0.01", "--max-time", "0.3")
+    runs = json.loads(osmeter("runs", "--json").stdout)
+    runs = runs["runs"] if isinstance(runs, dict) else runs
+    assert len(runs) == 1
+    shown = osmeter("show", "latest").stdout
+    for n in NAMES:
+        assert n in shown
+    exported = json.loads(osmeter("export", "latest", "--format", "json").stdout)
+    text = json.dumps(exported)
+    for n in NAMES:
+        assert n in text
+    rows = list(csv.DictReader(io.StringIO(osmeter("export", "latest", "--format", "csv").stdout)))
+    assert sorted(r["bench"] for r in rows) == sorted(NAMES)
+    medians = {r["bench"]: float(r["median"]) for r in rows}
+    assert 10 < medians["syscall.null"] < 100_000
+    assert db_rows(store_path, "SELECT status FROM runs") == [("complete",)]
+
+
+def test_board_file_imports_as_a_run(real_probe: str, store_path: Path, tmp_path: Path) -> None:
+    board = tmp_path / "board.jsonl"
+    p = subprocess.run([real_probe, "run", *NAMES, *TINY, "-o", str(board)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    osmeter("import", str(board), "--label", "board")
+    rows = db_rows(store_path, "SELECT bench, status FROM results ORDER BY seq")
+    assert rows == [(n, "ok") for n in NAMES]
+    (status,) = db_rows(store_path, "SELECT status FROM runs")[0]
+    assert status == "complete"
+    # The stored statistics come from the file's raw samples.
+    recs = [json.loads(x) for x in board.read_text().splitlines()]
+    file_median = next(r["median"] for r in recs if r["type"] == "result" and r["bench"] == "syscall.null")
+    rows = list(csv.DictReader(io.StringIO(osmeter("export", "latest", "--format", "csv").stdout)))
+    stored = next(float(r["median"]) for r in rows if r["bench"] == "syscall.null")
+    assert stored == pytest.approx(file_median, rel=1e-9)
+    # A cut-short copy of the same file is refused and stores nothing more.
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(board.read_text().splitlines(keepends=True)[:-1]))
+    p = osmeter("import", str(cut), check=False)
+    assert p.returncode != 0 and "--allow-incomplete" in p.stderr
+    assert len(db_rows(store_path, "SELECT id FROM runs")) == 1
+
+
+def start_run(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(osmeter_command("run", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=subprocess_env())
+
+
+def wait_for_results(store_path: Path, n: int) -> None:
+    def enough() -> bool:
+        try:
+            return len(db_rows(store_path, "SELECT seq FROM results")) >= n
+        except Exception:
+            return False
+
+    wait_for(enough, timeout=30, what=f"{n} stored results")
+
+
+# Two cheap benchmarks finish at once; the hidden test.spin (100 ms an
+# operation, 1000 samples wanted) is still running when the blow lands.
+LONG = ["cpu.loop_overhead", "syscall.null", "test.spin", "--param", "ns=100000000", "--min-samples", "1000",
+        "--min-time", "0.01", "--max-time", "120"]
+
+
+def interrupt_after_two(store_path: Path, real_probe: str, blow) -> tuple[int, str]:
+    proc = start_run(*LONG)
+    try:
+        wait_for_results(store_path, 2)
+        time.sleep(0.5)
+        assert probe_pids(real_probe), "the probe should still be running test.spin"
+        blow(proc)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
+
+
+def assert_two_kept_and_incomplete(store_path: Path) -> None:
+    assert db_rows(store_path, "SELECT bench, status FROM results ORDER BY seq") == [
+        ("cpu.loop_overhead", "ok"),
+        ("syscall.null", "ok"),
+    ]
+    assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_to_osmeter_keeps_finished_results(real_probe: str, store_path: Path, sig: int, code: int) -> None:
+    rc, err = interrupt_after_two(store_path, real_probe, lambda proc: proc.send_signal(sig))
+    assert rc == code, err
+    assert_two_kept_and_incomplete(store_path)
+    assert probe_pids(real_probe) == []
+
+
+def test_sigkill_of_the_probe_mid_benchmark(real_probe: str, store_path: Path) -> None:
+    def kill_probe(proc: subprocess.Popen[str]) -> None:
+        for pid in probe_pids(real_probe):
+            os.kill(pid, signal.SIGKILL)
+
+    rc, err = interrupt_after_two(store_path, real_probe, kill_probe)
+    assert rc != 0
+    assert "probe" in err.lower()
+    assert_two_kept_and_incomplete(store_path)
+    assert probe_pids(real_probe) == []
