@@ -15,6 +15,9 @@
 /* ... and at least this many times the clock's overhead, so an empty timed
  * region (start + stop read) is under 1 % of every sample. */
 #define ONE_BY_ONE_OVERHEADS 100.0
+/* ... and at least this many clock steps, so the clock's granularity (about
+ * 1 us for cntvct under qemu, 19-54 ns on ARM boards) is under 1 % too. */
+#define ONE_BY_ONE_STEPS 100.0
 
 int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 {
@@ -85,8 +88,12 @@ static int cmp_double(const void *a, const void *b)
  *   se     = 1.2533 * sigma / sqrt(n) (asymptotic SE of a normal median)
  *   rse    = se / |median|
  * Unlike the mean's RSE it is not wrecked by one timer interrupt among
- * thousands of microsecond samples. scratch holds n doubles. */
-double osm_robust_rse(const double *v, size_t n, double *scratch)
+ * thousands of microsecond samples. scratch holds n doubles.
+ *
+ * The MAD is floored at `mad_floor` (one clock step per operation, in the
+ * unit of v): with a coarse clock most samples can be identical, the MAD 0,
+ * and sampling would stop at once on a figure quantised to the clock. */
+double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_floor)
 {
 	if (n < 2)
 		return INFINITY;
@@ -99,6 +106,8 @@ double osm_robust_rse(const double *v, size_t n, double *scratch)
 		scratch[i] = fabs(v[i] - med);
 	qsort(scratch, n, sizeof(double), cmp_double);
 	double mad = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	if (mad < mad_floor)
+		mad = mad_floor;
 	return 1.2533 * 1.4826 * mad / sqrt((double)n) / fabs(med);
 }
 
@@ -168,7 +177,8 @@ static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b
 {
 	const struct osm_clock_info *ci = osm_clock_get_info();
 	double T = osm_target_batch_ns(ci->resolution_ns, ci->overhead_ns, b->min_time_s);
-	double one_by_one_ns = fmax(ONE_BY_ONE_NS, ONE_BY_ONE_OVERHEADS * ci->overhead_ns);
+	double one_by_one_ns = fmax(fmax(ONE_BY_ONE_NS, ONE_BY_ONE_OVERHEADS * ci->overhead_ns),
+				    ONE_BY_ONE_STEPS * ci->resolution_ns);
 	uint64_t batch = 1;
 	int fixed = (ctx->bench->flags & OSM_ONE_BY_ONE) != 0;
 	int st;
@@ -202,6 +212,18 @@ static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b
 	}
 	*batch_out = batch;
 	return OSM_OK;
+}
+
+/* One clock step per operation, in the benchmark's unit: the finest
+ * difference two samples can show. For a rate v = B / t, a step dt moves v
+ * by v * dt / t = v^2 * dt / (B * 1e9) at the current median v. */
+static double step_floor(const struct osm_ctx *ctx, const struct osm_measurement *m, uint64_t batch)
+{
+	double step_ns = osm_clock_get_info()->resolution_ns / (double)batch;
+	if (ctx->bench->unit != OSM_UNIT_BYTES_PER_S)
+		return step_ns;
+	double v = m->n ? m->values[m->n - 1] : 0;
+	return v * v * step_ns / (ctx->bytes_per_op * 1e9);
 }
 
 enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
@@ -249,7 +271,7 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 				break;
 			}
 			scratch = ns;
-			rse = osm_robust_rse(m->values, m->n, scratch);
+			rse = osm_robust_rse(m->values, m->n, scratch, step_floor(ctx, m, batch));
 			next_check = m->n + m->n / 20 + 1;
 		}
 		double tn = now_s();

@@ -36,9 +36,10 @@ double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_
  * measured time t_ns against the target T (see harness.c for the rule). */
 uint64_t osm_next_batch(uint64_t b, double t_ns, double target_ns);
 
-/* Robust RSE of the median from the MAD (formula in harness.c); scratch
- * must hold n doubles. INFINITY for n < 2 or a zero median. */
-double osm_robust_rse(const double *v, size_t n, double *scratch);
+/* Robust RSE of the median from the MAD, the MAD floored at mad_floor
+ * (formula in harness.c); scratch must hold n doubles. INFINITY for n < 2
+ * or a zero median. */
+double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_floor);
 /* Whether sampling stops now, and why (NULL = go on), given n samples whose
  * robust RSE is rse. min_time counts sampling time only; max_time counts the
  * whole instance (total_s). */

@@ -95,26 +95,37 @@ static int path_setup(struct osm_ctx *ctx)
 	if (!s)
 		return osm_fail(ctx, OSM_ERROR, "out of memory");
 	s->fd = -1;
-	ctx->priv = s;
+	/* teardown() is not called when setup fails, so every failure below
+	 * frees s itself. */
+	int rc;
 	const char *p = osm_param_str(ctx, "path");
 	if (p && *p) {
 		snprintf(s->path, sizeof(s->path), "%s", p);
 	} else {
-		if (osm_workfile("syscall-target", s->path, sizeof(s->path)))
-			return osm_fail(ctx, OSM_ERROR, "cannot make a file in the work directory (TMPDIR)");
+		if (osm_workfile("syscall-target", s->path, sizeof(s->path))) {
+			rc = osm_fail(ctx, OSM_ERROR, "cannot make a file in the work directory (TMPDIR)");
+			goto fail;
+		}
 		int fd = open(s->path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0 || write(fd, "osmeter\n", 8) != 8) {
 			int e = errno;
 			if (fd >= 0)
 				close(fd);
-			return osm_fail(ctx, OSM_ERROR, "cannot write %s: %s", s->path, strerror(e));
+			rc = osm_fail(ctx, OSM_ERROR, "cannot write %s: %s", s->path, strerror(e));
+			goto fail;
 		}
 		close(fd);
 	}
 	struct stat st;
-	if (stat(s->path, &st))
-		return osm_fail(ctx, OSM_ERROR, "cannot stat %s: %s", s->path, strerror(errno));
+	if (stat(s->path, &st)) {
+		rc = osm_fail(ctx, OSM_ERROR, "cannot stat %s: %s", s->path, strerror(errno));
+		goto fail;
+	}
+	ctx->priv = s;
 	return OSM_OK;
+fail:
+	free(s);
+	return rc;
 }
 
 static int open_close_run(struct osm_ctx *ctx, uint64_t batch)

@@ -41,8 +41,6 @@ static inline uint64_t spin(uint64_t iters, uint64_t x)
 	return x;
 }
 
-static struct spin_state spin_st;
-
 static int spin_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct spin_state *s = ctx->priv;
@@ -71,17 +69,20 @@ static double long_interval_ns(struct osm_ctx *ctx, double min_ns)
 static int spin_setup(struct osm_ctx *ctx)
 {
 	double want = (double)osm_param_int(ctx, "ns");
-	ctx->priv = &spin_st;
+	struct spin_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return osm_fail(ctx, OSM_ERROR, "out of memory");
+	ctx->priv = st;
 	/* Rate: steps per ns, from a 50 ms run of a large spin. */
-	spin_st.iters = 1000000;
+	st->iters = 1000000;
 	double per_op = long_interval_ns(ctx, 50e6);
 	double steps_per_ns = 1e6 / per_op;
-	spin_st.iters = (uint64_t)llround(want * steps_per_ns);
-	if (spin_st.iters < 1)
-		spin_st.iters = 1;
+	st->iters = (uint64_t)llround(want * steps_per_ns);
+	if (st->iters < 1)
+		st->iters = 1;
 	for (int c = 0; c < CHUNKS; c++)
-		spin_st.chunk[c] = long_interval_ns(ctx, 20e6);
-	osm_add_extra(ctx, "steps", (double)spin_st.iters);
+		st->chunk[c] = long_interval_ns(ctx, 20e6);
+	osm_add_extra(ctx, "steps", (double)st->iters);
 	return OSM_OK;
 }
 
@@ -99,15 +100,18 @@ static double median_of(double *v, int n)
 
 static void spin_teardown(struct osm_ctx *ctx)
 {
+	struct spin_state *st = ctx->priv;
 	double tmp[2 * CHUNKS];
 	for (int c = CHUNKS; c < 2 * CHUNKS; c++)
-		spin_st.chunk[c] = long_interval_ns(ctx, 20e6);
-	memcpy(tmp, spin_st.chunk, sizeof(tmp));
+		st->chunk[c] = long_interval_ns(ctx, 20e6);
+	memcpy(tmp, st->chunk, sizeof(tmp));
 	double before = median_of(tmp, CHUNKS);
 	double after = median_of(tmp + CHUNKS, CHUNKS);
-	memcpy(tmp, spin_st.chunk, sizeof(tmp));
+	memcpy(tmp, st->chunk, sizeof(tmp));
 	osm_add_extra(ctx, "expected_ns", median_of(tmp, 2 * CHUNKS));
 	osm_add_extra(ctx, "drift", (after - before) / before);
+	free(st);
+	ctx->priv = NULL;
 }
 
 static const struct osm_param spin_params[] = {

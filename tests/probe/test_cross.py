@@ -1,0 +1,158 @@
+"""The probe cross-built for aarch64, armv7 and riscv64 and run under
+qemu-user: it builds with -Werror using nothing but a compiler prefix, its C
+unit tests pass under emulation, and its output is correct.
+
+Timings mean nothing under qemu; these tests check correctness only (valid
+JSON Lines, the right architecture, every benchmark measured or skipped with
+a reason, positive finite medians). Each architecture is built once per
+session. A missing cross compiler or qemu skips with the Debian package to
+install.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from probe_helpers import REPO
+
+pytestmark = pytest.mark.cross
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str         # pytest id
+    prefix: str       # GNU triplet: compiler prefix, sysroot /usr/<prefix>, toolchain file
+    qemu: str         # qemu-user binary
+    probe_arch: str   # meta.build.arch (OSM_ARCH_NAME in probe/src/arch/)
+
+
+TARGETS = [
+    Target("aarch64", "aarch64-linux-gnu", "qemu-aarch64-static", "aarch64"),
+    Target("armv7", "arm-linux-gnueabihf", "qemu-arm-static", "arm"),
+    Target("riscv64", "riscv64-linux-gnu", "qemu-riscv64-static", "riscv64"),
+]
+
+# The cpu and syscall families, by name (a named run uses each default).
+BENCHES = [
+    "cpu.timer_overhead", "cpu.loop_overhead", "cpu.call", "syscall.null", "syscall.getuid",
+    "syscall.read", "syscall.write", "syscall.open_close", "syscall.stat",
+]
+BUDGET = ["--max-time", "0.3", "--min-time", "0.01"]
+
+
+@dataclass(frozen=True)
+class CrossBuild:
+    target: Target
+    build_dir: Path
+    probe: Path
+    seconds: float  # configure + build
+
+    def command(self, *args: str) -> list[str]:
+        # -L is only needed if the libc could not link statically (OSM_STATIC
+        # falls back to dynamic quietly); it is harmless otherwise.
+        qemu = shutil.which(self.target.qemu)
+        return [qemu, "-L", f"/usr/{self.target.prefix}", str(self.probe), *args]
+
+
+def _tools_or_skip(t: Target) -> None:
+    if not shutil.which("cmake"):
+        pytest.skip("cmake is missing (Debian: apt-get install cmake)")
+    if not shutil.which(f"{t.prefix}-gcc"):
+        pytest.skip(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})")
+    if not shutil.which(t.qemu):
+        pytest.skip(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)")
+
+
+@pytest.fixture(scope="session", params=TARGETS, ids=[t.name for t in TARGETS])
+def cross(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CrossBuild:
+    t: Target = request.param
+    _tools_or_skip(t)
+    b = tmp_path_factory.mktemp(f"cross-{t.name}")
+    toolchain = REPO / "cmake" / "toolchains" / f"{t.prefix}.cmake"
+    assert toolchain.exists(), toolchain
+    start = time.monotonic()
+    p = subprocess.run(
+        ["cmake", "-S", str(REPO), "-B", str(b), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+         "-DOSM_WERROR=ON"],
+        capture_output=True, text=True,
+    )
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    p = subprocess.run(["cmake", "--build", str(b), "-j2"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
+    probe = b / "probe" / "osmeter-probe"
+    assert probe.exists()
+    return CrossBuild(t, b, probe, time.monotonic() - start)
+
+
+def test_cross_unit_tests_pass_under_qemu(cross: CrossBuild) -> None:
+    p = subprocess.run(["ctest", "--output-on-failure", "-j2"], cwd=cross.build_dir,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-2000:]
+    assert "No tests were found" not in p.stdout
+    assert "100% tests passed" in p.stdout, p.stdout[-2000:]
+    # CTest ran them through the emulator, not natively.
+    q = subprocess.run(["ctest", "-N", "-V"], cwd=cross.build_dir, capture_output=True, text=True)
+    assert cross.target.qemu in q.stdout
+
+
+def test_cross_binary_is_for_the_target(cross: CrossBuild) -> None:
+    head = cross.probe.read_bytes()[:20]
+    assert head[:4] == b"\x7fELF"
+    machine = int.from_bytes(head[18:20], "little")
+    assert machine == {"aarch64": 183, "armv7": 40, "riscv64": 243}[cross.target.name]
+
+
+def test_cross_list_json(cross: CrossBuild) -> None:
+    p = subprocess.run(cross.command("list", "--json"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == 1
+    names = {b["name"] for b in doc["benchmarks"]}
+    assert any(n.startswith("cpu.") for n in names), names
+    assert any(n.startswith("syscall.") for n in names), names
+    assert set(BENCHES) <= names, set(BENCHES) - names
+    assert "monotonic_raw" in doc["clocks"]
+
+
+def test_cross_run_cpu_and_syscall(cross: CrossBuild, tmp_path: Path) -> None:
+    workdirs = tmp_path / "tmpdir"
+    workdirs.mkdir()
+    env = dict(os.environ, TMPDIR=str(workdirs))
+    p = subprocess.run(cross.command("run", *BENCHES, *BUDGET), capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert p.stdout.endswith("\n")
+    recs = [json.loads(line) for line in p.stdout.splitlines()]
+    assert all(isinstance(r, dict) for r in recs)
+
+    meta, end = recs[0], recs[-1]
+    assert meta["type"] == "meta" and meta["schema"] == 1
+    assert meta["build"]["arch"] == cross.target.probe_arch, meta["build"]
+    assert end["type"] == "end" and end["status"] == "complete", end
+    assert end["counts"]["error"] == 0, p.stderr[-4000:]
+
+    outcomes = {}
+    for r in recs[1:-1]:
+        if r["type"] in ("result", "skip", "error"):
+            assert r["bench"] not in outcomes, f"two outcomes for {r['bench']}"
+            outcomes[r["bench"]] = r
+    assert set(outcomes) == set(BENCHES), set(BENCHES) ^ set(outcomes)
+    for name, r in outcomes.items():
+        assert r["type"] != "error", r
+        if r["type"] == "skip":
+            assert isinstance(r["reason"], str) and r["reason"].strip(), r
+            continue
+        assert r["unit"] == "ns", r
+        med = r["median"]
+        assert isinstance(med, (int, float)) and math.isfinite(med) and med > 0, (name, r)
+        assert r["n"] >= 1
+    # The probe's private work directory (open_close/stat files) is gone.
+    assert not any(workdirs.iterdir()), list(workdirs.iterdir())
