@@ -20,6 +20,21 @@ DATA = ROOT / "tests" / "data"
 FAKE_PROBE = ROOT / "tests" / "fake_probe.py"
 SRC = ROOT / "src"
 
+# tests/probe_helpers.py (the real probe's finder and runner) is imported as a
+# plain module by the probe, ground-truth and end-to-end tests.
+sys.path.insert(0, str(ROOT / "tests"))
+from probe_helpers import find_probe  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def probe() -> str:
+    """The real osmeter-probe; missing is a failure, never a silent skip."""
+    path = find_probe()
+    if path is None:
+        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
+    return path
+
+
 _USER_VARIABLES = ("OSMETER_STORE", "OSMETER_PROBE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME")
 
 

@@ -8,20 +8,7 @@
 # (qemu-user). The probe links statically by default (OSM_STATIC), and static
 # binaries need no target sysroot; "-L /usr/riscv64-linux-gnu" lets dynamically linked
 # builds (OSM_STATIC=OFF) find the target's loader and libc as well.
-set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR riscv64)
-
 set(OSM_CROSS_PREFIX riscv64-linux-gnu)
-set(CMAKE_C_COMPILER ${OSM_CROSS_PREFIX}-gcc)
-
-set(CMAKE_FIND_ROOT_PATH /usr/${OSM_CROSS_PREFIX})
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-
-find_program(OSM_QEMU qemu-riscv64-static)
-if(NOT OSM_QEMU)
-  set(OSM_QEMU qemu-riscv64-static) # not installed: ctest says so when it tries to run it
-endif()
-set(CMAKE_CROSSCOMPILING_EMULATOR ${OSM_QEMU} -L /usr/${OSM_CROSS_PREFIX})
+set(OSM_QEMU_NAME qemu-riscv64-static)
+include(${CMAKE_CURRENT_LIST_DIR}/linux-gnu-common.cmake)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "affinity.h"
+#include "build_info.h"
 #include "catalog.h"
 #include "cleanup.h"
 #include "cli.h"
@@ -31,15 +32,6 @@
 
 enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2, EXIT_CANNOT_RUN = 3 };
 
-#ifndef OSM_BUILD_COMPILER
-#define OSM_BUILD_COMPILER "unknown"
-#endif
-#ifndef OSM_BUILD_FLAGS
-#define OSM_BUILD_FLAGS "unknown"
-#endif
-#ifndef OSM_BUILD_TYPE
-#define OSM_BUILD_TYPE "unknown"
-#endif
 #ifndef OSM_BUILD_STATIC
 #define OSM_BUILD_STATIC 0
 #endif

@@ -37,20 +37,7 @@
 #include <cpuid.h>
 #endif
 
-/* Set by CMake (probe/CMakeLists.txt); fallbacks for other builds. */
-#ifndef OSM_BUILD_COMPILER
-#define OSM_BUILD_COMPILER "unknown"
-#endif
-#ifndef OSM_BUILD_FLAGS
-#define OSM_BUILD_FLAGS "unknown"
-#endif
-#ifndef OSM_BUILD_TYPE
-#define OSM_BUILD_TYPE "unknown"
-#endif
-#ifndef OSM_BUILD_ARCH
-#define OSM_BUILD_ARCH "unknown"
-#endif
-/* OSM_BUILD_STATIC (0/1) has no fallback: without it the field is null. */
+#include "build_info.h"
 
 #define SMALL 256          /* one sysfs value */
 #define MEDIUM 4096        /* a longer file: /proc/cmdline, vulnerability text */

@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,8 +17,7 @@ import pytest
 
 from ..conftest import db_rows, osmeter_command, subprocess_env, wait_for
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from probe_helpers import TINY, find_probe  # noqa: E402
+from probe_helpers import TINY, find_probe
 
 NAMES = ["cpu.loop_overhead", "syscall.null", "syscall.getuid"]
 

@@ -1,0 +1,16 @@
+# Shared by the cross toolchain files: each sets CMAKE_SYSTEM_PROCESSOR,
+# OSM_CROSS_PREFIX (the compiler prefix) and OSM_QEMU_NAME, then includes this.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_C_COMPILER ${OSM_CROSS_PREFIX}-gcc)
+
+set(CMAKE_FIND_ROOT_PATH /usr/${OSM_CROSS_PREFIX})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+
+find_program(OSM_QEMU ${OSM_QEMU_NAME})
+if(NOT OSM_QEMU)
+  set(OSM_QEMU ${OSM_QEMU_NAME}) # not installed: ctest says so when it tries to run it
+endif()
+set(CMAKE_CROSSCOMPILING_EMULATOR ${OSM_QEMU} -L /usr/${OSM_CROSS_PREFIX})
