@@ -8,6 +8,7 @@ a ratio falls outside the tolerance the issue states.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import statistics
@@ -50,3 +51,14 @@ def ratio_line(name: str, ours: list[float], theirs: list[float], unit: str) -> 
     print(f"{' ' * len(name)}  reference median {mt:.2f} {unit} (runs {', '.join(f'{x:.2f}' for x in theirs)})")
     print(f"{' ' * len(name)}  ratio osmeter/reference = {r:.3f}")
     return r
+
+
+def perf_bench_ns(perf: str, cpu: int, *bench: str) -> float:
+    """Run `perf bench BENCH...` pinned to `cpu` and return its usecs/op in ns."""
+    out = subprocess.run(
+        ["taskset", "-c", str(cpu), perf, "bench", *bench], check=True, capture_output=True, text=True
+    ).stdout
+    m = re.search(r"([0-9.]+)\s+usecs/op", out)
+    if not m:
+        sys.exit(f"cannot read perf output:\n{out}")
+    return float(m.group(1)) * 1000.0

@@ -14,24 +14,11 @@ Tolerance (issue 2): the ratio of medians lies within 0.8 .. 1.25.
 from __future__ import annotations
 
 import argparse
-import re
-import subprocess
 import sys
 
-from _common import find_probe, need_tool, probe_results, ratio_line
+from _common import find_probe, need_tool, perf_bench_ns, probe_results, ratio_line
 
 LOW, HIGH = 0.8, 1.25
-
-
-def perf_once(perf: str, cpu: int) -> float:
-    out = subprocess.run(
-        ["taskset", "-c", str(cpu), perf, "bench", "syscall", "basic"],
-        check=True, capture_output=True, text=True,
-    ).stdout
-    m = re.search(r"([0-9.]+)\s+usecs/op", out)
-    if not m:
-        sys.exit(f"cannot read perf output:\n{out}")
-    return float(m.group(1)) * 1000.0
 
 
 def main() -> int:
@@ -45,7 +32,7 @@ def main() -> int:
     for i in range(a.rounds):
         res = probe_results([probe, "run", "syscall.null", "--cpu", str(a.cpu), "--quiet"])
         ours.append(res[0]["median"])
-        theirs.append(perf_once(perf, a.cpu))
+        theirs.append(perf_bench_ns(perf, a.cpu, "syscall", "basic"))
         print(f"round {i + 1}: osmeter {ours[-1]:.2f} ns, perf {theirs[-1]:.2f} ns", flush=True)
     r = ratio_line("syscall.null vs perf bench syscall basic", ours, theirs, "ns")
     ok = LOW <= r <= HIGH

@@ -12,14 +12,27 @@
 
 #define MAX_CPUS 1024
 
+/* The mask the probe started with. osm_pin_self() narrows the calling
+ * thread's mask to one CPU, after which sched_getaffinity() would report
+ * only that CPU; the CPUs the probe may use (for a second party, a
+ * migration, concurrent workers) are the ones it was started with. */
+static cpu_set_t initial_set;
+static int have_initial;
+
+static int save_initial(void)
+{
+	if (!have_initial && sched_getaffinity(0, sizeof(initial_set), &initial_set) == 0)
+		have_initial = 1;
+	return have_initial ? 0 : -1;
+}
+
 int osm_allowed_cpus(int *cpus, int max)
 {
-	cpu_set_t set;
 	int n = 0;
-	if (sched_getaffinity(0, sizeof(set), &set))
+	if (save_initial())
 		return 0;
 	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
+		if (CPU_ISSET(c, &initial_set))
 			cpus[n++] = c;
 	return n;
 }
@@ -74,6 +87,7 @@ int osm_least_busy_cpu(int sample_ms)
 
 int osm_pin_self(int cpu)
 {
+	save_initial();
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);

@@ -4,7 +4,8 @@
 
 #include <stddef.h>
 
-/* CPUs this process may run on (sched_getaffinity), ascending; returns count. */
+/* CPUs this process may run on (its affinity mask before the first
+ * osm_pin_self()), ascending; returns count. */
 int osm_allowed_cpus(int *cpus, int max);
 /* The allowed CPU with the most idle time over ~sample_ms (from /proc/stat),
  * or the first allowed CPU when /proc/stat is unreadable. */

@@ -58,6 +58,7 @@ struct osm_pval {
 };
 
 struct osm_bench;
+struct osm_counters; /* counters.h */
 
 /* A named figure a benchmark adds to its result ("extra" in the schema). */
 struct osm_extra {
@@ -80,6 +81,16 @@ struct osm_ctx {
 	int n_extra;
 	/* OSM_UNIT_BYTES_PER_S: bytes moved per operation, set in setup(). */
 	double bytes_per_op;
+	/* Harness only (--counters): performance counters opened after setup()
+	 * and enabled around each timed sampling batch; NULL when off.
+	 * Benchmarks never touch it. */
+	struct osm_counters *counters;
+	/* Self-timed benchmarks whose value is per sub-operation of what
+	 * run() repeats (ctxsw: a context switch, while run() does round
+	 * trips): sub-operations per repetition, set in setup(); 0 means 1.
+	 * --counters divides by it too, so counters are per the same
+	 * operation as the value. */
+	unsigned ops_per_unit;
 };
 
 #define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */

@@ -18,7 +18,7 @@ void osm_cli_usage(FILE *f)
 		"                     [--param KEY=VALUE]... [--sweep] [--cpu N]\n"
 		"                     [--min-time S] [--max-time S] [--min-samples N] [--max-samples N]\n"
 		"                     [--target-rse R] [--fifo PRIO] [--mlock] [--clock NAME]\n"
-		"                     [-o FILE] [--quiet] [--die-with-parent]\n"
+		"                     [--counters LIST] [-o FILE] [--quiet] [--die-with-parent]\n"
 		"       osmeter-probe sysinfo [--json]\n"
 		"       osmeter-probe version\n"
 		"Exit codes: 0 ok, 1 a benchmark failed, 2 bad input, 3 cannot run (see docs/exit-codes.md).\n");
@@ -67,7 +67,7 @@ static int same_instance(const struct osm_instance *a, const struct osm_instance
 
 enum {
 	OPT_SUITE = 256, OPT_PARAM, OPT_SWEEP, OPT_CPU, OPT_MIN_TIME, OPT_MAX_TIME, OPT_MIN_SAMPLES,
-	OPT_MAX_SAMPLES, OPT_RSE, OPT_FIFO, OPT_MLOCK, OPT_CLOCK, OPT_DIE, OPT_QUIET,
+	OPT_MAX_SAMPLES, OPT_RSE, OPT_FIFO, OPT_MLOCK, OPT_CLOCK, OPT_DIE, OPT_QUIET, OPT_COUNTERS,
 };
 
 int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len)
@@ -88,6 +88,7 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 		{"output", required_argument, 0, 'o'},
 		{"die-with-parent", no_argument, 0, OPT_DIE},
 		{"quiet", no_argument, 0, OPT_QUIET},
+		{"counters", required_argument, 0, OPT_COUNTERS},
 		{0, 0, 0, 0},
 	};
 	const char *params[64];
@@ -195,6 +196,11 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 		case 'o': o->output = optarg; break;
 		case OPT_DIE: o->die_with_parent = 1; break;
 		case OPT_QUIET: o->quiet = 1; break;
+		case OPT_COUNTERS: /* names checked now; opened per benchmark (counters.h) */
+			if (osm_counters_parse(optarg, &o->counters, err, len))
+				return -1;
+			o->have_counters = 1;
+			break;
 		case ':':
 			snprintf(err, len, "option %s needs a value", argv[optind - 1]);
 			return -1;
@@ -285,25 +291,59 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 	}
 
 	/* --param: applied to every instance whose benchmark has that parameter;
-	 * a parameter no selected benchmark has is an error, as is a bad value. */
+	 * a parameter no selected benchmark has is an error, as is a bad value.
+	 * KEY=V1,V2,... gives a numeric or enum parameter several values: each
+	 * instance becomes one instance per value, and several such options
+	 * give their product (`osmeter study` runs its matrix so). A string
+	 * parameter takes the whole value, commas included. */
 	for (int p = 0; p < n_params; p++) {
-		char key[128];
+		char key[128], vbuf[1024];
 		const char *eq = strchr(params[p], '=');
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - params[p]), params[p]);
-		int used = 0;
-		char first_err[512] = "";
-		for (int i = 0; i < n; i++) {
-			int r = osm_instance_set(&all[i], key, eq + 1, why, sizeof(why));
-			if (r == -2) {
-				snprintf(err, len, "%s", why);
+		const char *vals[64];
+		int nv = 0;
+		snprintf(vbuf, sizeof(vbuf), "%s", eq + 1);
+		char *save = NULL;
+		for (char *t = strtok_r(vbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			if (nv == 64) {
+				snprintf(err, len, "--param %s: at most 64 values", key);
 				free(all);
 				return -1;
 			}
-			if (r == 0)
-				used = 1;
-			else if (!first_err[0])
-				snprintf(first_err, sizeof(first_err), "%s", why);
+			vals[nv++] = t;
 		}
+		struct osm_instance *na = calloc((size_t)n * (size_t)(nv > 1 ? nv : 1) + 1, sizeof(*na));
+		if (!na) {
+			snprintf(err, len, "out of memory");
+			free(all);
+			return -1;
+		}
+		int used = 0, m = 0;
+		char first_err[512] = "";
+		for (int i = 0; i < n; i++) {
+			int whole = 1;
+			for (int q = 0; q < osm_nparams(all[i].bench); q++)
+				if (!strcmp(all[i].bench->params[q].name, key))
+					whole = nv <= 1 || all[i].bench->params[q].type == OSM_P_STR;
+			for (int vi = 0; vi < (whole ? 1 : nv); vi++) {
+				na[m] = all[i];
+				int r = osm_instance_set(&na[m], key, whole ? eq + 1 : vals[vi], why, sizeof(why));
+				m++;
+				if (r == -2) {
+					snprintf(err, len, "%s", why);
+					free(na);
+					free(all);
+					return -1;
+				}
+				if (r == 0)
+					used = 1;
+				else if (!first_err[0])
+					snprintf(first_err, sizeof(first_err), "%s", why);
+			}
+		}
+		free(all);
+		all = na;
+		n = m;
 		if (!used) {
 			snprintf(err, len, "--param %s: %s", params[p], first_err);
 			free(all);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "catalog.h"
+#include "counters.h"
 #include "harness.h"
 
 struct osm_run_opts {
@@ -20,6 +21,8 @@ struct osm_run_opts {
 	const char *output;      /* -o FILE or NULL for stdout */
 	int die_with_parent;
 	int quiet;
+	int have_counters;       /* --counters given */
+	struct osm_counter_spec counters; /* its validated list */
 };
 
 /* Default budgets per suite (a named run uses "standard"). */

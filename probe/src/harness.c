@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "counters.h"
 
 /* Operations at least this long are timed one by one (DESIGN 4.2) ... */
 #define ONE_BY_ONE_NS 1000.0
@@ -241,6 +242,11 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 		return (enum osm_status)osm_fail(ctx, OSM_ERROR, "internal: bytes_per_op not set");
 	}
 
+	/* --counters: opened after setup(), so what setup() starts (ring
+	 * members, workers) is not counted; see counters.h. */
+	if (ctx->counters)
+		osm_counters_open(ctx->counters);
+
 	uint64_t batch = 1;
 	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns);
 	m->batch = batch;
@@ -250,7 +256,14 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 	size_t next_check = 2;
 	double t_sampling = now_s();
 	while (st == OSM_OK) {
+		/* Counters run around each sampled batch only (not warm-up or
+		 * calibration), outside the clock reads of time_batch(). */
+		if (ctx->counters)
+			osm_counters_enable(ctx->counters);
 		double t = time_batch(ctx, batch, &st);
+		if (ctx->counters)
+			osm_counters_disable(ctx->counters,
+					     t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
 		if (t < 0)
 			break;
 		double v = to_unit(ctx, t / (double)batch);
@@ -280,6 +293,8 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 			break;
 	}
 	free(scratch);
+	if (ctx->counters)
+		osm_counters_finish(ctx->counters);
 	if (bn->teardown)
 		bn->teardown(ctx);
 	m->elapsed_s = now_s() - t_start;

@@ -25,6 +25,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "clock.h"
+#include "counters.h"
 #include "emit.h"
 #include "harness.h"
 #include "log.h"
@@ -201,8 +202,17 @@ static void emit_measurement(struct osm_json *j, const char *name, const struct 
 	osm_json_record_end(j);
 }
 
+/* The `counters` record after a result (--counters; docs/schema.md). */
+static void emit_counters(struct osm_json *j, const char *name, const struct osm_instance *in,
+			  const struct osm_counters *c)
+{
+	emit_head(j, "counters", name, in);
+	osm_counters_write(j, c);
+	osm_json_record_end(j);
+}
+
 static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
-		   const struct osm_budget *budget)
+		   const struct osm_budget *budget, const struct osm_counter_spec *cspec)
 {
 	char name[128];
 	osm_full_name(in->fam, in->bench, name, sizeof(name));
@@ -212,6 +222,8 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	memcpy(ctx.params, in->params, sizeof(ctx.params));
 	ctx.cpu = cpu;
 	ctx.workdir = NULL;
+	if (cspec && !(ctx.counters = osm_counters_new(cspec)))
+		osm_warn("%s: no memory for the counters; running without them", name);
 
 	enum osm_status st;
 	struct osm_measurement m;
@@ -223,12 +235,15 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 
 	if (st == OSM_OK) {
 		emit_measurement(j, name, in, &ctx, &m);
+		if (ctx.counters)
+			emit_counters(j, name, in, ctx.counters);
 	} else {
 		emit_head(j, st == OSM_SKIP ? "skip" : "error", name, in);
 		osm_json_str(j, st == OSM_SKIP ? "reason" : "message", ctx.msg[0] ? ctx.msg : "unknown");
 		osm_json_record_end(j);
 	}
 	osm_measurement_free(&m);
+	osm_counters_free(ctx.counters);
 	osm_cleanup_count(st);
 	if (!osm_log_quiet && st != OSM_OK)
 		osm_info("%s: %s: %s", name, st == OSM_SKIP ? "skip" : "error", ctx.msg);
@@ -295,7 +310,7 @@ static int cmd_run(int argc, char **argv)
 		osm_json_str(&j, "bench", name);
 		osm_emit_params(&j, "params", in);
 		osm_json_record_end(&j);
-		if (run_one(&j, in, cpu, &o.budget) == OSM_ERROR)
+		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL) == OSM_ERROR)
 			failed = 1;
 		if (ferror(out)) {
 			osm_err("cannot write the output: %s", strerror(errno));

@@ -17,8 +17,10 @@ KEYS = {
                "placement", "elapsed_s", "stop_reason", "ref_cycles", "extra"},
     "skip": {"type", "bench", "params", "reason"},
     "error": {"type", "bench", "params", "message"},
+    "counters": {"type", "bench", "params", "ops", "kernel", "kernel_reason", "inherit", "counters"},
     "end": {"type", "status", "signal", "end_time", "counts"},
 }
+COUNTER_KEYS = {"name", "status", "unit", "value", "total", "running", "reason"}
 CLOCK_KEYS = {"source", "forced", "hz", "tick_ns", "resolution_ns", "overhead_ns", "invariant",
               "calibration_ns"}
 
@@ -89,3 +91,30 @@ def test_suite_matches_the_catalogue(quick, probe):
     for (n, p), (_, s) in zip(ran, expected):
         if s != "null":
             assert p == s, n
+
+
+def test_counters_records_have_the_documented_keys(probe):
+    """--counters adds one `counters` record right after each result (schema.md)."""
+    r = run_probe(probe, "run", "syscall.null", "task.fork", "--counters", "all,r01c2",
+                  "--min-time", "0.01", "--max-time", "0.2", "--quiet")
+    assert r.rc == 0, r.stderr
+    types = [x["type"] for x in r.records]
+    assert types.count("counters") == 2
+    for i, rec in enumerate(r.records):
+        assert set(rec) == KEYS[rec["type"]], rec["type"]
+        if rec["type"] != "counters":
+            continue
+        assert r.records[i - 1]["type"] == "result"
+        assert r.records[i - 1]["bench"] == rec["bench"] and r.records[i - 1]["params"] == rec["params"]
+        assert isinstance(rec["ops"], int) and rec["ops"] > 0
+        assert isinstance(rec["kernel"], bool) and rec["inherit"] is True
+        assert (rec["kernel_reason"] is None) == rec["kernel"]
+        for c in rec["counters"]:
+            assert set(c) == COUNTER_KEYS
+            assert c["status"] in ("ok", "unsupported", "not_counted")
+            assert c["unit"] in ("ns", "count", "ratio")
+            if c["status"] == "ok":
+                assert isinstance(c["value"], (int, float)) and c["reason"] is None
+                assert 0 < c["running"] <= 1
+            else:
+                assert c["value"] is None and c["total"] is None and c["reason"]

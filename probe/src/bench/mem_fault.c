@@ -1,0 +1,529 @@
+/* mem_fault.c - page faults over whole regions (mem.fault_anon,
+ * mem.fault_file_minor, mem.fault_file_major) and LEBench's file-mapping
+ * rows (mem.mmap, mem.munmap, mem.page_fault). Method: docs/methods/mem.md
+ *
+ * Region faults: one sample = one fresh mapping of the whole region, every
+ * 4 KiB page touched once in address order; the timed part is the touch
+ * loop only (mmap, munmap and eviction are outside it: OSM_SELF_TIMED), and
+ * the sample is that time divided by the number of 4 KiB pages. How many
+ * faults that took (fault-around maps up to fault_around_bytes per minor
+ * file fault; a THP fault maps 2 MiB) is reported from getrusage as
+ * extra.minflt_per_page / extra.majflt_per_page, so a figure is never read
+ * as "one fault" when the kernel took fewer.
+ *
+ * LEBench rows (LEBench OS_Eval.c semantics, osmeter's harness): the file of
+ * `size` bytes is written once in setup and stays in the page cache.
+ * mem.mmap times mmap() alone; mem.munmap times munmap() of a mapping whose
+ * every page was written first (private copies to free); mem.page_fault
+ * times the first read of byte 0 of a fresh mapping. LEBench times calls
+ * one at a time; osmeter times them in groups of up to 8 (fewer when the
+ * group's mappings would exceed 256 MiB) with the untimed set-up and
+ * clean-up of the group outside the clock, so the clock's own cost (35 ns
+ * on a KVM guest) is spread over the group while the address space changes
+ * by at most 8 mappings.
+ *
+ * Traps avoided: the file is real data written once (not sparse: a hole
+ * would fault in the zero page, not the page cache); files live in the
+ * probe's work directory and are removed on every exit path (osm_workfile);
+ * eviction for major faults is verified with mincore() before each sample,
+ * and a work directory on tmpfs (which cannot be evicted) is a skip. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "../bench.h"
+#include "../cleanup.h"
+#include "../clock.h"
+#include "../compiler.h"
+#include "mem.h"
+
+#define PAGE 4096
+#define GROUP 8 /* calls timed per clock pair (LEBench: 1; 8 keeps the clock under 0.5 %) */
+#define GROUP_BYTES ((size_t)256 << 20)   /* mappings alive at once, at most */
+#define TMPFS_MAGIC_ 0x01021994u
+#define RAMFS_MAGIC_ 0x858458f6u
+
+struct fault_state {
+	size_t size;       /* region / file size, a multiple of PAGE */
+	int thp;
+	int fd;
+	int advice;        /* major: 0 MADV_RANDOM, 1 normal */
+	int drop_caches;   /* major: eviction needs /proc/sys/vm/drop_caches */
+	char path[512];
+	uint64_t pages, minflt, majflt; /* totals over all samples, for extra */
+	uint64_t sink;
+};
+
+static int make_state(struct osm_ctx *ctx, struct fault_state **out)
+{
+	struct fault_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return osm_fail(ctx, OSM_ERROR, "out of memory");
+	s->fd = -1;
+	int64_t size = osm_param_int(ctx, "size");
+	char what[64];
+	snprintf(what, sizeof(what), "mem.%s", ctx->bench->name);
+	int st = osm_mem_fit(ctx, what, size); /* 64-bit check before the cast */
+	if (st != OSM_OK) {
+		free(s);
+		return st;
+	}
+	s->size = ((size_t)size + PAGE - 1) & ~(size_t)(PAGE - 1);
+	*out = s;
+	return OSM_OK;
+}
+
+static void free_state(struct fault_state *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->path[0])
+		unlink(s->path);
+	free(s);
+}
+
+void osm_mem_fault_teardown(struct osm_ctx *ctx)
+{
+	if (ctx->priv)
+		free_state(ctx->priv);
+	ctx->priv = NULL;
+}
+
+void osm_mem_map_teardown(struct osm_ctx *ctx)
+{
+	osm_mem_fault_teardown(ctx);
+}
+
+/* The file `name` in the work directory, `size` bytes of real data. */
+static int make_file(struct osm_ctx *ctx, struct fault_state *s, const char *name)
+{
+	if (osm_workfile(name, s->path, sizeof(s->path))) {
+		s->path[0] = 0;
+		return osm_fail(ctx, OSM_ERROR, "cannot make a file in the work directory (TMPDIR)");
+	}
+	int st = osm_mem_disk_fit(ctx, osm_workdir(), (int64_t)s->size);
+	if (st != OSM_OK)
+		return st;
+	s->fd = open(s->path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+	if (s->fd < 0)
+		return osm_fail(ctx, OSM_ERROR, "cannot create %s: %s", s->path, strerror(errno));
+	static char buf[1 << 16];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)('a' + i % 26);
+	for (size_t off = 0; off < s->size;) {
+		size_t n = s->size - off < sizeof(buf) ? s->size - off : sizeof(buf);
+		ssize_t w = write(s->fd, buf, n);
+		if (w <= 0)
+			return osm_fail(ctx, OSM_ERROR, "cannot write %s: %s", s->path,
+					w < 0 ? strerror(errno) : "short write");
+		off += (size_t)w;
+	}
+	return OSM_OK;
+}
+
+static void rusage_faults(uint64_t *minflt, uint64_t *majflt)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	*minflt = (uint64_t)ru.ru_minflt;
+	*majflt = (uint64_t)ru.ru_majflt;
+}
+
+static void add_fault_extras(struct osm_ctx *ctx, const struct fault_state *s)
+{
+	if (!s->pages)
+		return;
+	osm_add_extra(ctx, "minflt_per_page", (double)s->minflt / (double)s->pages);
+	osm_add_extra(ctx, "majflt_per_page", (double)s->majflt / (double)s->pages);
+}
+
+/* Touch every 4 KiB page of [p, p+len) once, in address order (write when
+ * `write`, else read); returns the time in ns and counts the faults. */
+static double touch_pages(struct fault_state *s, char *p, size_t len, int write)
+{
+	uint64_t mn0, mj0, mn1, mj1, sum = 0;
+	rusage_faults(&mn0, &mj0);
+	uint64_t t0 = osm_clock_start();
+	if (write) {
+		for (size_t off = 0; off < len; off += PAGE)
+			p[off] = 1;
+	} else {
+		for (size_t off = 0; off < len; off += PAGE)
+			sum += (unsigned char)*(volatile char *)(p + off);
+	}
+	uint64_t t1 = osm_clock_stop();
+	rusage_faults(&mn1, &mj1);
+	s->sink += sum;
+	s->pages += len / PAGE;
+	s->minflt += mn1 - mn0;
+	s->majflt += mj1 - mj0;
+	return osm_ticks_to_ns(t1 - t0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* mem.fault_anon                                                           */
+
+int osm_mem_fault_anon_setup(struct osm_ctx *ctx)
+{
+	struct fault_state *s = NULL;
+	int st = make_state(ctx, &s);
+	if (st != OSM_OK)
+		return st;
+	s->thp = (int)osm_param_int(ctx, "thp");
+	char mode[32];
+	if (s->thp && (!osm_mem_thp_mode(mode, sizeof(mode)) || !strcmp(mode, "never"))) {
+		free_state(s);
+		return osm_fail(ctx, OSM_SKIP, "thp=1: transparent huge pages are off or missing "
+				"(echo madvise > /sys/kernel/mm/transparent_hugepage/enabled, as root)");
+	}
+	if (s->thp) /* whole huge pages only */
+		s->size = (s->size + OSM_MEM_HUGE_BYTES - 1) & ~(OSM_MEM_HUGE_BYTES - 1);
+	st = osm_mem_fit(ctx, "mem.fault_anon", (int64_t)s->size + 2 * (int64_t)OSM_MEM_HUGE_BYTES);
+	if (st != OSM_OK) {
+		free_state(s);
+		return st;
+	}
+	ctx->priv = s;
+	osm_add_extra(ctx, "size_bytes", (double)s->size);
+	return OSM_OK;
+}
+
+int osm_mem_fault_anon_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	double ns = 0;
+	for (uint64_t b = 0; b < batch; b++) {
+		struct osm_region r;
+		if (osm_region_map(&r, s->size, s->thp))
+			return osm_fail_errno(ctx, "mmap");
+		double t = touch_pages(s, r.p, s->size, 1);
+		if (s->thp && s->pages == s->size / PAGE) {
+			/* First region: did the huge pages come? */
+			double f = osm_region_huge_fraction(&r);
+			osm_add_extra(ctx, "huge_fraction", f < 0 ? NAN : f); /* null: smaps unreadable */
+			if (f >= 0 && f < 0.9) {
+				osm_region_unmap(&r);
+				return osm_fail(ctx, OSM_SKIP, "thp=1: only %.0f %% of the region got transparent "
+						"huge pages (memory too fragmented? see thp_defrag)", 100 * f);
+			}
+		}
+		osm_region_unmap(&r);
+		ns += t / (double)(s->size / PAGE);
+	}
+	/* Self-timed, one by one: the "operation" is one 4 KiB page of the
+	 * region, its time the region's touch time / its page count. */
+	ctx->self_ns = ns;
+	add_fault_extras(ctx, s);
+	return OSM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* mem.fault_file_minor / mem.fault_file_major                              */
+
+/* Resident pages of the file, from mincore() on a fresh read-only mapping. */
+static int64_t resident_pages(const struct fault_state *s)
+{
+	void *m = mmap(NULL, s->size, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	size_t n = s->size / PAGE;
+	unsigned char *vec = malloc(n);
+	int64_t res = -1;
+	if (vec && !mincore(m, s->size, vec)) {
+		res = 0;
+		for (size_t i = 0; i < n; i++)
+			res += vec[i] & 1;
+	}
+	free(vec);
+	munmap(m, s->size);
+	return res;
+}
+
+static int file_fault_setup(struct osm_ctx *ctx, const char *name, struct fault_state **out)
+{
+	struct fault_state *s = NULL;
+	int st = make_state(ctx, &s);
+	if (st != OSM_OK)
+		return st;
+	st = osm_mem_fit(ctx, name, (int64_t)s->size);
+	if (st == OSM_OK)
+		st = make_file(ctx, s, name);
+	if (st != OSM_OK) {
+		free_state(s);
+		return st;
+	}
+	*out = s;
+	return OSM_OK;
+}
+
+int osm_mem_fault_file_setup(struct osm_ctx *ctx)
+{
+	struct fault_state *s = NULL;
+	int st = file_fault_setup(ctx, "mem.fault_file_minor", &s);
+	if (st != OSM_OK)
+		return st;
+	/* Just written, so cached; read it once more if some of it was not. */
+	int64_t res = resident_pages(s);
+	if (res >= 0 && (size_t)res < s->size / PAGE) {
+		char buf[1 << 16];
+		for (off_t off = 0; pread(s->fd, buf, sizeof(buf), off) > 0; off += (off_t)sizeof(buf))
+			;
+		res = resident_pages(s);
+	}
+	if (res >= 0 && (size_t)res < s->size / PAGE) {
+		size_t n = s->size / PAGE;
+		free_state(s);
+		return osm_fail(ctx, OSM_SKIP, "only %lld of the file's %zu pages stay in the page cache "
+				"(memory pressure?): minor faults cannot be measured", (long long)res, n);
+	}
+	ctx->priv = s;
+	osm_add_extra(ctx, "size_bytes", (double)s->size);
+	return OSM_OK;
+}
+
+int osm_mem_fault_minor_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	double ns = 0;
+	for (uint64_t b = 0; b < batch; b++) {
+		char *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+		if (m == MAP_FAILED)
+			return osm_fail_errno(ctx, "mmap");
+		double t = touch_pages(s, m, s->size, 0);
+		munmap(m, s->size);
+		ns += t / (double)(s->size / PAGE);
+	}
+	ctx->self_ns = ns;
+	add_fault_extras(ctx, s);
+	return OSM_OK;
+}
+
+static int drop_caches(void)
+{
+	sync();
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int ok = write(fd, "1", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Evicts the file's pages; returns the pages still resident (-1: unknown). */
+static int64_t evict(struct fault_state *s)
+{
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_DONTNEED);
+	int64_t res = resident_pages(s);
+	if (res != 0 && s->drop_caches && !drop_caches())
+		res = resident_pages(s);
+	return res;
+}
+
+int osm_mem_fault_major_setup(struct osm_ctx *ctx)
+{
+	struct fault_state *s = NULL;
+	int st = file_fault_setup(ctx, "mem.fault_file_major", &s);
+	if (st != OSM_OK)
+		return st;
+	s->advice = (int)osm_param_int(ctx, "advice");
+	struct statfs sf;
+	if (!fstatfs(s->fd, &sf) && ((uint32_t)sf.f_type == TMPFS_MAGIC_ || (uint32_t)sf.f_type == RAMFS_MAGIC_)) {
+		free_state(s);
+		return osm_fail(ctx, OSM_SKIP, "the work directory is on tmpfs/ramfs, whose pages cannot be "
+				"evicted: set TMPDIR to a directory on a disk file system");
+	}
+	/* Dirty pages cannot be dropped: write the file back first. */
+	if (fdatasync(s->fd)) {
+		int e = errno;
+		free_state(s);
+		return osm_fail(ctx, OSM_ERROR, "fdatasync: %s", strerror(e));
+	}
+	int64_t res = evict(s);
+	if (res != 0 && geteuid() == 0) {
+		s->drop_caches = 1;
+		res = evict(s);
+	}
+	if (res != 0) {
+		size_t n = s->size / PAGE;
+		int root = geteuid() == 0;
+		free_state(s);
+		if (res < 0)
+			return osm_fail(ctx, OSM_SKIP, "cannot tell whether the file left the page cache "
+					"(mincore failed): major faults cannot be verified");
+		return osm_fail(ctx, OSM_SKIP, "cannot evict the file from the page cache (%lld of %zu pages "
+				"stay after posix_fadvise(DONTNEED)%s)%s", (long long)res, n,
+				root ? " and drop_caches" : "",
+				root ? "" : "; as root, drop_caches would be tried");
+	}
+	ctx->priv = s;
+	osm_add_extra(ctx, "size_bytes", (double)s->size);
+	osm_add_extra(ctx, "drop_caches", s->drop_caches);
+	return OSM_OK;
+}
+
+int osm_mem_fault_major_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	double ns = 0;
+	for (uint64_t b = 0; b < batch; b++) {
+		int64_t res = evict(s);
+		if (res != 0)
+			return osm_fail(ctx, OSM_ERROR, "%lld pages of the file stayed in the page cache "
+					"after eviction: this sample would not be major faults", (long long)res);
+		char *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+		if (m == MAP_FAILED)
+			return osm_fail_errno(ctx, "mmap");
+		if (s->advice == 0 && madvise(m, s->size, MADV_RANDOM)) {
+			munmap(m, s->size);
+			return osm_fail_errno(ctx, "madvise(MADV_RANDOM)");
+		}
+		double t = touch_pages(s, m, s->size, 0);
+		munmap(m, s->size);
+		ns += t / (double)(s->size / PAGE);
+	}
+	ctx->self_ns = ns;
+	add_fault_extras(ctx, s);
+	return OSM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* LEBench: mem.mmap, mem.munmap, mem.page_fault                            */
+
+int osm_mem_map_setup(struct osm_ctx *ctx)
+{
+	struct fault_state *s = NULL;
+	int st = make_state(ctx, &s);
+	if (st != OSM_OK)
+		return st;
+	s->size = (size_t)osm_param_int(ctx, "size"); /* LEBench sizes are not all page multiples */
+	/* munmap keeps a group of written private mappings alive. */
+	size_t group = GROUP_BYTES / s->size;
+	group = group < 1 ? 1 : group > GROUP ? GROUP : group;
+	char what[64];
+	snprintf(what, sizeof(what), "mem.%s", ctx->bench->name);
+	st = osm_mem_fit(ctx, what, (int64_t)(group * s->size + s->size));
+	if (st == OSM_OK)
+		st = make_file(ctx, s, "mem.map");
+	if (st != OSM_OK) {
+		free_state(s);
+		return st;
+	}
+	ctx->priv = s;
+	return OSM_OK;
+}
+
+static size_t group_size(const struct fault_state *s, uint64_t left)
+{
+	size_t g = GROUP_BYTES / s->size;
+	g = g < 1 ? 1 : g > GROUP ? GROUP : g;
+	return left < g ? (size_t)left : g;
+}
+
+static void unmap_all(void **a, size_t n, size_t size)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != MAP_FAILED)
+			munmap(a[i], size);
+}
+
+int osm_mem_mmap_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	void *a[GROUP];
+	double ns = 0;
+	for (uint64_t done = 0; done < batch;) {
+		size_t g = group_size(s, batch - done);
+		size_t ok = 0;
+		uint64_t t0 = osm_clock_start();
+		for (; ok < g; ok++) {
+			a[ok] = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, s->fd, 0);
+			if (a[ok] == MAP_FAILED)
+				break;
+		}
+		uint64_t t1 = osm_clock_stop();
+		int e = errno;
+		unmap_all(a, ok, s->size);
+		if (ok < g) {
+			errno = e;
+			return osm_fail_errno(ctx, "mmap");
+		}
+		ns += osm_ticks_to_ns(t1 - t0);
+		done += g;
+	}
+	ctx->self_ns = ns;
+	return OSM_OK;
+}
+
+int osm_mem_munmap_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	void *a[GROUP];
+	double ns = 0;
+	for (uint64_t done = 0; done < batch;) {
+		size_t g = group_size(s, batch - done);
+		for (size_t i = 0; i < g; i++) {
+			a[i] = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, s->fd, 0);
+			if (a[i] == MAP_FAILED) {
+				int e = errno;
+				unmap_all(a, i, s->size);
+				errno = e;
+				return osm_fail_errno(ctx, "mmap");
+			}
+			/* LEBench writes every byte; one per page makes the same
+			 * private copies. */
+			for (size_t off = 0; off < s->size; off += PAGE)
+				((volatile char *)a[i])[off] = 'b';
+		}
+		int failed = 0;
+		uint64_t t0 = osm_clock_start();
+		for (size_t i = 0; i < g; i++)
+			failed |= munmap(a[i], s->size);
+		uint64_t t1 = osm_clock_stop();
+		if (failed)
+			return osm_fail_errno(ctx, "munmap");
+		ns += osm_ticks_to_ns(t1 - t0);
+		done += g;
+	}
+	ctx->self_ns = ns;
+	return OSM_OK;
+}
+
+int osm_mem_page_fault_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	void *a[GROUP];
+	double ns = 0;
+	uint64_t sum = 0;
+	for (uint64_t done = 0; done < batch;) {
+		size_t g = group_size(s, batch - done);
+		for (size_t i = 0; i < g; i++) {
+			a[i] = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+			if (a[i] == MAP_FAILED) {
+				int e = errno;
+				unmap_all(a, i, s->size);
+				errno = e;
+				return osm_fail_errno(ctx, "mmap");
+			}
+		}
+		uint64_t t0 = osm_clock_start();
+		for (size_t i = 0; i < g; i++)
+			sum += (unsigned char)*(volatile char *)a[i];
+		uint64_t t1 = osm_clock_stop();
+		unmap_all(a, g, s->size);
+		ns += osm_ticks_to_ns(t1 - t0);
+		done += g;
+	}
+	s->sink += sum;
+	OSM_KEEP(s->sink);
+	ctx->self_ns = ns;
+	return OSM_OK;
+}

@@ -1,0 +1,472 @@
+/* counters.c - see counters.h. */
+#include "counters.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<linux/perf_event.h>)
+#include <linux/perf_event.h>
+#define OSM_HAVE_PERF_EVENT 1
+#endif
+#endif
+
+/* perf_event_open's ABI numbers (stable; from linux/perf_event.h), so the
+ * list parses the same on a build without the header. */
+enum { T_HW = 0, T_SW = 1, T_CACHE = 3, T_RAW = 4 };
+enum { HW_CYCLES = 0, HW_INSTRUCTIONS = 1, HW_CACHE_REFERENCES = 2, HW_CACHE_MISSES = 3,
+       HW_BRANCH_MISSES = 5 };
+enum { SW_TASK_CLOCK = 1, SW_PAGE_FAULTS = 2, SW_CONTEXT_SWITCHES = 3, SW_CPU_MIGRATIONS = 4,
+       SW_PAGE_FAULTS_MIN = 5, SW_PAGE_FAULTS_MAJ = 6 };
+/* PERF_TYPE_HW_CACHE config: cache id | op << 8 | result << 16. */
+enum { C_L1D = 0, C_LL = 2, C_DTLB = 3, C_OP_READ = 0, C_MISS = 1 };
+#define CACHE_EV(id) ((uint64_t)(id) | ((uint64_t)C_OP_READ << 8) | ((uint64_t)C_MISS << 16))
+
+struct known {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+	const char *unit;
+	int hw, kernel_only, derived;
+};
+
+/* Software first (always available where perf_event_open is), then the
+ * hardware events perf stat names the same way. llc-misses and dtlb-misses
+ * are the read (load) misses, as perf's LLC-load-misses / dTLB-load-misses. */
+static const struct known known[] = {
+	{"task-clock", T_SW, SW_TASK_CLOCK, "ns", 0, 0, 0},
+	{"page-faults", T_SW, SW_PAGE_FAULTS, "count", 0, 0, 0},
+	{"minor-faults", T_SW, SW_PAGE_FAULTS_MIN, "count", 0, 0, 0},
+	{"major-faults", T_SW, SW_PAGE_FAULTS_MAJ, "count", 0, 0, 0},
+	{"context-switches", T_SW, SW_CONTEXT_SWITCHES, "count", 0, 1, 0},
+	{"cpu-migrations", T_SW, SW_CPU_MIGRATIONS, "count", 0, 1, 0},
+	{"cycles", T_HW, HW_CYCLES, "count", 1, 0, 0},
+	{"instructions", T_HW, HW_INSTRUCTIONS, "count", 1, 0, 0},
+	{"ipc", 0, 0, "ratio", 1, 0, 1},
+	{"cache-references", T_HW, HW_CACHE_REFERENCES, "count", 1, 0, 0},
+	{"cache-misses", T_HW, HW_CACHE_MISSES, "count", 1, 0, 0},
+	{"branch-misses", T_HW, HW_BRANCH_MISSES, "count", 1, 0, 0},
+	{"l1d-read-misses", T_CACHE, CACHE_EV(C_L1D), "count", 1, 0, 0},
+	{"llc-misses", T_CACHE, CACHE_EV(C_LL), "count", 1, 0, 0},
+	{"dtlb-misses", T_CACHE, CACHE_EV(C_DTLB), "count", 1, 0, 0},
+};
+#define N_KNOWN (sizeof(known) / sizeof(known[0]))
+
+const char *osm_counters_names(void)
+{
+	return "sw, hw, all, task-clock, page-faults, minor-faults, major-faults, context-switches, "
+	       "cpu-migrations, cycles, instructions, ipc, cache-references, cache-misses, branch-misses, "
+	       "l1d-read-misses, llc-misses, dtlb-misses, r<hex> (a raw PMU event code)";
+}
+
+static int add_def(struct osm_counter_spec *spec, const struct osm_counter_def *d, char *err, size_t len)
+{
+	for (int i = 0; i < spec->n; i++)
+		if (!strcmp(spec->def[i].name, d->name))
+			return 0; /* named twice: counted once */
+	if (spec->n == OSM_MAX_COUNTERS) {
+		snprintf(err, len, "--counters: at most %d counters", OSM_MAX_COUNTERS);
+		return -1;
+	}
+	spec->def[spec->n++] = *d;
+	return 0;
+}
+
+static int add_known(struct osm_counter_spec *spec, const struct known *k, char *err, size_t len)
+{
+	struct osm_counter_def d;
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "%s", k->name);
+	d.type = k->type;
+	d.config = k->config;
+	d.unit = k->unit;
+	d.hw = k->hw;
+	d.kernel_only = k->kernel_only;
+	d.derived = k->derived;
+	return add_def(spec, &d, err, len);
+}
+
+static const struct known *find_known(const char *name)
+{
+	for (size_t i = 0; i < N_KNOWN; i++)
+		if (!strcmp(known[i].name, name))
+			return &known[i];
+	return NULL;
+}
+
+int osm_counters_parse(const char *list, struct osm_counter_spec *spec, char *err, size_t len)
+{
+	char buf[1024];
+	memset(spec, 0, sizeof(*spec));
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
+		snprintf(err, len, "--counters: list too long");
+		return -1;
+	}
+	int any = 0, want_ipc = 0;
+	for (char *t = buf, *next; t; t = next) {
+		next = strchr(t, ',');
+		if (next)
+			*next++ = 0;
+		if (!*t) {
+			snprintf(err, len, "--counters: empty name in '%s'; allowed: %s", list, osm_counters_names());
+			return -1;
+		}
+		any = 1;
+		int sw = !strcmp(t, "sw") || !strcmp(t, "all");
+		int hw = !strcmp(t, "hw") || !strcmp(t, "all");
+		if (sw || hw) {
+			for (size_t i = 0; i < N_KNOWN; i++)
+				if ((known[i].hw ? hw : sw) && add_known(spec, &known[i], err, len))
+					return -1;
+			want_ipc |= hw;
+			continue;
+		}
+		const struct known *k = find_known(t);
+		if (k) {
+			if (add_known(spec, k, err, len))
+				return -1;
+			want_ipc |= k->derived;
+			continue;
+		}
+		size_t tl = strlen(t), hex = 0;
+		while (t[0] == 'r' && hex + 1 < tl && isxdigit((unsigned char)t[hex + 1]))
+			hex++;
+		if (t[0] == 'r' && hex >= 1 && hex <= 16 && hex + 1 == tl) {
+			struct osm_counter_def d;
+			memset(&d, 0, sizeof(d));
+			for (size_t i = 0; i < tl; i++)
+				d.name[i] = (char)tolower((unsigned char)t[i]);
+			d.type = T_RAW;
+			d.config = strtoull(t + 1, NULL, 16);
+			d.unit = "count";
+			d.hw = 1;
+			if (add_def(spec, &d, err, len))
+				return -1;
+			continue;
+		}
+		snprintf(err, len, "--counters: unknown counter '%s'; allowed: %s", t, osm_counters_names());
+		return -1;
+	}
+	if (!any) {
+		snprintf(err, len, "--counters: empty list; allowed: %s", osm_counters_names());
+		return -1;
+	}
+	/* ipc is derived from these two: count them whenever it is asked for. */
+	if (want_ipc && (add_known(spec, find_known("cycles"), err, len) ||
+			 add_known(spec, find_known("instructions"), err, len)))
+		return -1;
+	return 0;
+}
+
+/* ---- counting --------------------------------------------------------- */
+
+enum ev_status { EV_OK, EV_UNSUPPORTED, EV_NOT_COUNTED };
+
+struct ev {
+	int fd;           /* -1 when not open */
+	int leader;       /* index of its group's leader (itself when it leads) */
+	int pos;          /* position in the leader's group read */
+	int n_members;    /* leaders: events in the group */
+	uint64_t value, enabled, running;
+	enum ev_status status;
+	char reason[200];
+};
+
+struct osm_counters {
+	struct osm_counter_spec spec;
+	struct ev ev[OSM_MAX_COUNTERS];
+	int kernel;              /* kernel-side counting allowed */
+	char kernel_reason[200];
+	uint64_t ops;
+	int enabled;             /* prctl worked at least once */
+};
+
+struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec)
+{
+	struct osm_counters *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->spec = *spec;
+	for (int i = 0; i < OSM_MAX_COUNTERS; i++)
+		c->ev[i].fd = -1;
+	return c;
+}
+
+static int paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = 99;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 99;
+		fclose(f);
+	}
+	return v;
+}
+
+#ifdef OSM_HAVE_PERF_EVENT
+static int perf_open(const struct osm_counter_def *d, int exclude_kernel, int group_fd)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = d->type;
+	a.config = d->config;
+	a.disabled = 1;       /* enabled only around timed batches */
+	a.inherit = 1;        /* children and threads started while open */
+	a.exclude_kernel = exclude_kernel ? 1 : 0;
+	a.exclude_hv = 1;
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void why_not(struct ev *e, const struct osm_counter_def *d, int err)
+{
+	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL)
+		snprintf(e->reason, sizeof(e->reason), "%s; perf_event_open: %s",
+			 d->hw ? "this CPU's performance monitoring unit does not count it, or there is none "
+				 "(virtual machines often have none)" : "this kernel does not count it",
+			 strerror(err));
+	else if (err == EACCES || err == EPERM)
+		snprintf(e->reason, sizeof(e->reason), "not allowed: perf_event_paranoid is %d "
+			 "(needs CAP_PERFMON, root, or a lower perf_event_paranoid): %s", paranoid(), strerror(err));
+	else if (err == ENOSYS)
+		snprintf(e->reason, sizeof(e->reason), "perf_event_open is not available (kernel without "
+			 "CONFIG_PERF_EVENTS, or blocked by seccomp): %s", strerror(err));
+	else
+		snprintf(e->reason, sizeof(e->reason), "perf_event_open: %s", strerror(err));
+}
+
+/* Opens event i, joining the group led by `leader` (or leading its own when
+ * leader < 0 or the join is refused). */
+static void open_one(struct osm_counters *c, int i, int leader)
+{
+	struct ev *e = &c->ev[i];
+	const struct osm_counter_def *d = &c->spec.def[i];
+	if (d->kernel_only && !c->kernel) {
+		e->status = EV_UNSUPPORTED;
+		snprintf(e->reason, sizeof(e->reason), "the kernel raises it only in kernel mode, and "
+			 "kernel-side counting is not allowed here (perf_event_paranoid is %d; see kernel_reason)",
+			 paranoid());
+		return;
+	}
+	int fd = leader >= 0 ? perf_open(d, !c->kernel, c->ev[leader].fd) : -1;
+	if (fd >= 0) {
+		e->leader = leader;
+		e->pos = c->ev[leader].n_members++;
+	} else {
+		fd = perf_open(d, !c->kernel, -1);
+		if (fd < 0) {
+			e->status = EV_UNSUPPORTED;
+			why_not(e, d, errno);
+			return;
+		}
+		e->leader = i;
+		e->pos = 0;
+		e->n_members = 1;
+	}
+	e->fd = fd;
+	e->status = EV_OK;
+}
+
+void osm_counters_open(struct osm_counters *c)
+{
+	/* Kernel-side counting: try it; paranoid >= 2 without CAP_PERFMON
+	 * refuses it, and user-side counting is what remains. */
+	c->kernel = 1;
+	struct osm_counter_def probe_def = {.name = "task-clock", .type = T_SW, .config = SW_TASK_CLOCK};
+	int fd = perf_open(&probe_def, 0, -1);
+	if (fd >= 0) {
+		close(fd);
+	} else if (errno == EACCES || errno == EPERM) {
+		c->kernel = 0;
+		snprintf(c->kernel_reason, sizeof(c->kernel_reason),
+			 "perf_event_paranoid is %d: counting in the kernel needs CAP_PERFMON, root, "
+			 "or perf_event_paranoid <= 1; user-space events only", paranoid());
+	}
+	/* Groups: every software event in one (they always fit); cycles and
+	 * instructions in one, so ipc comes from one window; every other
+	 * hardware or raw event alone, so a PMU with few counters multiplexes
+	 * them (the record gives the fraction of time each was counting) rather
+	 * than never scheduling one oversized group. */
+	int sw_leader = -1, ipc_leader = -1;
+	for (int i = 0; i < c->spec.n; i++) {
+		const struct osm_counter_def *d = &c->spec.def[i];
+		if (d->derived)
+			continue;
+		int is_ipc_pair = d->type == T_HW && (d->config == HW_CYCLES || d->config == HW_INSTRUCTIONS);
+		int leader = !d->hw ? sw_leader : is_ipc_pair ? ipc_leader : -1;
+		open_one(c, i, leader);
+		if (c->ev[i].status != EV_OK || c->ev[i].leader != i)
+			continue;
+		if (!d->hw && sw_leader < 0)
+			sw_leader = i;
+		if (is_ipc_pair && ipc_leader < 0)
+			ipc_leader = i;
+	}
+}
+
+void osm_counters_enable(struct osm_counters *c)
+{
+	/* One call enables every event this thread opened (and their
+	 * inherited copies), cheaper than an ioctl per group. */
+	if (!prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0))
+		c->enabled = 1;
+}
+
+void osm_counters_disable(struct osm_counters *c, uint64_t ops)
+{
+	prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
+	c->ops += ops;
+}
+
+void osm_counters_finish(struct osm_counters *c)
+{
+	uint64_t buf[3 + OSM_MAX_COUNTERS];
+	for (int i = 0; i < c->spec.n; i++) {
+		struct ev *e = &c->ev[i];
+		if (e->fd < 0 || e->leader != i)
+			continue;
+		ssize_t want = (ssize_t)((3 + (size_t)e->n_members) * sizeof(uint64_t));
+		int ok = read(e->fd, buf, sizeof(buf)) == want && buf[0] == (uint64_t)e->n_members;
+		for (int k = 0; k < c->spec.n; k++) {
+			struct ev *m = &c->ev[k];
+			if (m->fd < 0 || m->leader != i)
+				continue;
+			if (!ok) {
+				m->status = EV_NOT_COUNTED;
+				snprintf(m->reason, sizeof(m->reason), "reading the counter failed: %s", strerror(errno));
+				continue;
+			}
+			m->enabled = buf[1];
+			m->running = buf[2];
+			m->value = buf[3 + m->pos];
+		}
+	}
+	for (int i = 0; i < c->spec.n; i++) {
+		if (c->ev[i].fd >= 0 && c->ev[i].leader != i)
+			close(c->ev[i].fd);
+	}
+	for (int i = 0; i < c->spec.n; i++) {
+		if (c->ev[i].fd >= 0 && c->ev[i].leader == i)
+			close(c->ev[i].fd);
+		c->ev[i].fd = -1;
+	}
+}
+#else
+void osm_counters_open(struct osm_counters *c)
+{
+	c->kernel = 0;
+	snprintf(c->kernel_reason, sizeof(c->kernel_reason), "built without linux/perf_event.h");
+	for (int i = 0; i < c->spec.n; i++) {
+		c->ev[i].status = EV_UNSUPPORTED;
+		snprintf(c->ev[i].reason, sizeof(c->ev[i].reason), "this probe was built without linux/perf_event.h");
+	}
+}
+
+void osm_counters_enable(struct osm_counters *c) { (void)c; }
+void osm_counters_disable(struct osm_counters *c, uint64_t ops) { c->ops += ops; }
+void osm_counters_finish(struct osm_counters *c) { (void)c; }
+#endif
+
+static const struct ev *find_ev(const struct osm_counters *c, const char *name)
+{
+	for (int i = 0; i < c->spec.n; i++)
+		if (!strcmp(c->spec.def[i].name, name))
+			return &c->ev[i];
+	return NULL;
+}
+
+/* A counted event's total, scaled up when it was multiplexed (counting for
+ * only part of the time it was enabled). */
+static double scaled(const struct ev *e)
+{
+	if (e->running < e->enabled)
+		return (double)e->value * (double)e->enabled / (double)e->running;
+	return (double)e->value;
+}
+
+static int counted(const struct ev *e)
+{
+	return e && e->status == EV_OK && e->enabled > 0 && e->running > 0;
+}
+
+void osm_counters_write(struct osm_json *j, const struct osm_counters *c)
+{
+	osm_json_int(j, "ops", (int64_t)c->ops);
+	osm_json_bool(j, "kernel", c->kernel);
+	osm_json_str(j, "kernel_reason", c->kernel ? NULL : c->kernel_reason);
+	osm_json_bool(j, "inherit", 1);
+	osm_json_arr_begin(j, "counters");
+	for (int i = 0; i < c->spec.n; i++) {
+		const struct osm_counter_def *d = &c->spec.def[i];
+		const struct ev *e = &c->ev[i];
+		const char *status = "ok", *reason = NULL;
+		double value = 0, total = 0, running = 0;
+		int have_total = 0;
+		if (d->derived) {
+			const struct ev *cy = find_ev(c, "cycles"), *in = find_ev(c, "instructions");
+			if (counted(cy) && counted(in) && scaled(cy) > 0) {
+				value = scaled(in) / scaled(cy);
+				running = cy->enabled ? (double)cy->running / (double)cy->enabled : 0;
+			} else {
+				status = "unsupported";
+				reason = "needs both cycles and instructions, and one of them is not counted here";
+			}
+		} else if (e->status == EV_UNSUPPORTED) {
+			status = "unsupported";
+			reason = e->reason;
+		} else if (e->status == EV_NOT_COUNTED) {
+			status = "not_counted";
+			reason = e->reason;
+		} else if (c->ops == 0 || e->enabled == 0) {
+			status = "not_counted";
+			reason = c->enabled || c->ops == 0 ? "no operation was counted"
+							  : "prctl(PR_TASK_PERF_EVENTS_ENABLE) failed";
+		} else if (e->running == 0) {
+			status = "not_counted";
+			reason = "the PMU never had room for it (too many hardware events at once)";
+		} else {
+			total = scaled(e);
+			value = total / (double)c->ops;
+			running = (double)e->running / (double)e->enabled;
+			have_total = 1;
+		}
+		int ok = !strcmp(status, "ok");
+		osm_json_obj_begin(j, NULL);
+		osm_json_str(j, "name", d->name);
+		osm_json_str(j, "status", status);
+		osm_json_str(j, "unit", d->unit);
+		if (ok)
+			osm_json_num(j, "value", value);
+		else
+			osm_json_null(j, "value");
+		if (have_total)
+			osm_json_num(j, "total", total);
+		else
+			osm_json_null(j, "total");
+		if (ok)
+			osm_json_num(j, "running", running);
+		else
+			osm_json_null(j, "running");
+		osm_json_str(j, "reason", reason);
+		osm_json_obj_end(j);
+	}
+	osm_json_arr_end(j);
+}
+
+void osm_counters_free(struct osm_counters *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->spec.n; i++)
+		if (c->ev[i].fd >= 0)
+			close(c->ev[i].fd);
+	free(c);
+}

@@ -1,0 +1,91 @@
+/* sysmem.c - see sysmem.h. */
+#include "sysmem.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t osm_meminfo_bytes(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	size_t kl = strlen(key);
+	int64_t v = -1;
+	while (fgets(line, sizeof(line), f)) {
+		long long kb;
+		if (!strncmp(line, key, kl) && line[kl] == ':' && sscanf(line + kl + 1, "%lld", &kb) == 1) {
+			v = (int64_t)kb * 1024;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+int64_t osm_read_i64(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long long v;
+	int ok = fscanf(f, "%lld", &v) == 1;
+	fclose(f);
+	return ok ? (int64_t)v : -1;
+}
+
+/* limit - usage from two files; -1 when there is no (finite) limit. v1
+ * writes "no limit" as a number near 2^63, v2 as "max". */
+static int64_t headroom(const char *limit_file, const char *usage_file)
+{
+	int64_t lim = osm_read_i64(limit_file), use = osm_read_i64(usage_file);
+	if (lim <= 0 || use < 0 || lim >= ((int64_t)1 << 60))
+		return -1;
+	return lim > use ? lim - use : 0;
+}
+
+static int64_t smaller(int64_t best, int64_t h)
+{
+	return h >= 0 && (best < 0 || h < best) ? h : best;
+}
+
+int64_t osm_cgroup_headroom(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return -1;
+	char line[1024], lim[PATH_MAX + 64], use[PATH_MAX + 64];
+	int64_t best = -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		const char *ctrl = c1 + 1;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s", c2 + 1);
+		if (!strcmp(line, "0") && !*ctrl) {
+			/* cgroup v2: a limit on any ancestor applies too. */
+			for (;;) {
+				const char *p = strcmp(path, "/") ? path : "";
+				snprintf(lim, sizeof(lim), "/sys/fs/cgroup%s/memory.max", p);
+				snprintf(use, sizeof(use), "/sys/fs/cgroup%s/memory.current", p);
+				best = smaller(best, headroom(lim, use));
+				char *slash = strrchr(path, '/');
+				if (!slash || slash == path)
+					break;
+				*slash = 0;
+			}
+		} else if (strstr(ctrl, "memory")) { /* cgroup v1 */
+			snprintf(lim, sizeof(lim), "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", path);
+			snprintf(use, sizeof(use), "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", path);
+			best = smaller(best, headroom(lim, use));
+		}
+	}
+	fclose(f);
+	return best;
+}
