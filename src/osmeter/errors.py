@@ -19,6 +19,7 @@ EXIT_NOT_FOUND = 6  # an unknown run id, or no store yet
 EXIT_RECORD = 7  # a JSON Lines record violates docs/schema.md
 EXIT_BENCH_ERRORS = 8  # the run finished but some benchmark reported `error`
 EXIT_DEPENDENCY = 9  # an optional dependency (pandas) is not installed
+EXIT_REGRESSION = 10  # `compare --fail-above`: a significant regression beyond the limit
 EXIT_SIGNAL_BASE = 128  # interrupted: 128 + signal number (SIGINT 130, SIGTERM 143)
 
 
@@ -76,6 +77,16 @@ class MissingDependencyError(OsmeterError):
     """An optional dependency is needed for this feature."""
 
     exit_code = EXIT_DEPENDENCY
+
+
+class RegressionFound(OsmeterError):
+    """`compare --fail-above PCT` found a significant regression larger than PCT.
+
+    Raised after the comparison was printed (and any output file written),
+    so a CI job shows the table and still fails.
+    """
+
+    exit_code = EXIT_REGRESSION
 
 
 class Interrupted(OsmeterError):

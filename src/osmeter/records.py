@@ -211,7 +211,11 @@ class Error:
 
 @dataclass(frozen=True)
 class Counters:
-    """Reserved by schema.md; kept verbatim until the feature is specified."""
+    """Performance counters of the result before it (`--counters`, schema.md).
+
+    Kept verbatim in `raw` (ops, kernel, kernel_reason, inherit and the
+    `counters` list of {name, status, unit, value, total, running, reason});
+    readers pick what they need (report/figures/task.py)."""
 
     bench: str
     params: dict[str, Any]

@@ -119,21 +119,47 @@ def bootstrap_median_ci(
     bootstrap, at O(resamples) cost. The generator is seeded with `seed`, so
     the interval is reproducible on every machine and every run.
     """
-    x = np.sort(as_samples(samples))
-    n = x.size
     rng = np.random.default_rng(seed)
+    medians = resampled_medians(samples, resamples, rng)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.percentile(medians, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high)
+
+
+def order_statistics(samples: FloatArray, ranks: npt.NDArray[np.int64]) -> FloatArray:
+    """``np.sort(samples)[ranks]`` without sorting all of `samples`.
+
+    Bootstrap medians only ever look at ranks near the middle (within a few
+    sqrt(n) of it), so partition around the smallest and largest rank asked
+    for and sort just that window: O(n) instead of O(n log n) for 10^5
+    samples. np.partition puts the values of ranks lo and hi in place with
+    everything of rank between them in the slice [lo, hi].
+    """
+    lo, hi = int(ranks.min()), int(ranks.max())
+    if 2 * (hi - lo + 1) >= samples.size:
+        return np.sort(samples)[ranks]
+    part = np.partition(samples, (lo, hi))
+    window = np.sort(part[lo : hi + 1])
+    return window[ranks - lo]
+
+
+def resampled_medians(
+    samples: Sequence[float] | FloatArray, resamples: int, rng: np.random.Generator
+) -> FloatArray:
+    """The medians of `resamples` bootstrap resamples, drawn from their exact
+    distribution (see bootstrap_median_ci): O(resamples) draws plus one
+    partial sort, whatever the number of samples."""
+    x = as_samples(samples)
+    n = x.size
     m = (n + 1) // 2  # 1-based rank of the (lower) middle value
     u_low = rng.beta(m, n - m + 1, size=resamples)
     low_idx = np.minimum((u_low * n).astype(np.int64), n - 1)
     if n % 2:
-        medians = x[low_idx]
-    else:
-        u_high = u_low + (1.0 - u_low) * rng.beta(1, n - m, size=resamples)
-        high_idx = np.minimum((u_high * n).astype(np.int64), n - 1)
-        medians = (x[low_idx] + x[high_idx]) / 2.0
-    alpha = (1.0 - level) / 2.0
-    low, high = np.percentile(medians, [100 * alpha, 100 * (1 - alpha)])
-    return float(low), float(high)
+        return order_statistics(x, low_idx)
+    u_high = u_low + (1.0 - u_low) * rng.beta(1, n - m, size=resamples)
+    high_idx = np.minimum((u_high * n).astype(np.int64), n - 1)
+    both = order_statistics(x, np.concatenate([low_idx, high_idx]))
+    return (both[:resamples] + both[resamples:]) / 2.0
 
 
 def tukey_outliers(samples: Sequence[float] | FloatArray, k: float = TUKEY_K) -> int:

@@ -12,6 +12,9 @@ the advice. Result warnings name the benchmark instances they concern;
 | clock | x86-64 without the TSC, or aarch64 without cntvct_el0 |
 | cpu-governor | a frequency governor other than `performance` |
 | virtualized | the machine is a virtual machine |
+| cpu-boost | turbo / boost is on: the clock speed depends on temperature and load |
+| clocksource | the kernel's clocksource is paravirtual or slow (clock_gettime may trap) |
+| debug-build | the probe was built without optimisation |
 """
 
 from __future__ import annotations
@@ -147,7 +150,75 @@ def virtualization_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
     )
 
 
+# Kernel clocksources that make clock_gettime() slow or leave the vDSO (a
+# system call per read) or hand timing to a hypervisor.
+_SLOW_CLOCKSOURCES = ("hpet", "acpi_pm", "jiffies", "pit", "refined-jiffies")
+_VIRTUAL_CLOCKSOURCES = ("kvm-clock", "xen", "hyperv_clocksource_tsc_page", "hyperv_clocksource_msr", "vmware")
+
+
+def boost_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
+    if machine.get("cpu_boost") is not True:
+        return None
+    return CodedWarning(
+        "cpu-boost",
+        "turbo/boost is on: the CPU's clock speed depends on its temperature and on what the other cores do",
+        "For repeatable numbers turn it off for the run: `echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/"
+        "no_turbo` (intel_pstate) or `echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost`, and back afterwards",
+    )
+
+
+def clocksource_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
+    source = machine.get("clocksource")
+    if not isinstance(source, str):
+        return None
+    available = machine.get("available_clocksources")
+    better = "tsc" if isinstance(available, list) and "tsc" in available else None
+    fix = (
+        f"switch to {better}: `echo {better} | sudo tee /sys/devices/system/clocksource/clocksource0/"
+        "current_clocksource`"
+        if better
+        else "compare timer-based figures only with runs that use the same clocksource"
+    )
+    if source in _SLOW_CLOCKSOURCES:
+        return CodedWarning(
+            "clocksource",
+            f"the kernel's clocksource is {source}: clock_gettime() leaves the vDSO and costs a system call",
+            f"Benchmarks that read the kernel's clocks (cpu.timer_overhead source=monotonic, rt.*) pay for it; {fix}",
+        )
+    if source in _VIRTUAL_CLOCKSOURCES:
+        return CodedWarning(
+            "clocksource",
+            f"the kernel's clocksource is {source}, a paravirtual clock",
+            f"Kernel clock reads go through the hypervisor's page and can jump when the VM is descheduled; {fix}",
+        )
+    return None
+
+
+def debug_build_warning(run: RunInfo) -> CodedWarning | None:
+    build = run.meta.get("build")
+    if not isinstance(build, dict):
+        return None
+    build_type = build.get("build_type")
+    flags = build.get("flags")
+    unoptimised = build_type == "Debug" or (isinstance(flags, str) and ("-O0" in flags.split() or "-O" not in flags))
+    if not unoptimised:
+        return None
+    return CodedWarning(
+        "debug-build",
+        f"the probe was built without optimisation (build type {build_type}, flags {flags!r})",
+        "Loop and call overheads are inflated: build the probe as Release (pip install . does), "
+        "or cmake -DCMAKE_BUILD_TYPE=Release",
+    )
+
+
 def run_warnings(run: RunInfo, results: Sequence[BenchResult]) -> list[CodedWarning]:
     """Every warning for one stored run: machine and clock first, then results."""
-    machine_level = [clock_warning(run), governor_warning(run.machine), virtualization_warning(run.machine)]
+    machine_level = [
+        clock_warning(run),
+        governor_warning(run.machine),
+        boost_warning(run.machine),
+        virtualization_warning(run.machine),
+        clocksource_warning(run.machine),
+        debug_build_warning(run),
+    ]
     return [w for w in machine_level if w is not None] + result_warnings(results)

@@ -21,13 +21,14 @@ def test_exit_codes_are_distinct() -> None:
     codes = [getattr(errors, n) for n in dir(errors) if n.startswith("EXIT_") and n != "EXIT_SIGNAL_BASE"]
     assert len(codes) == len(set(codes))
     classes = [errors.UsageError, errors.StoreError, errors.ProbeError, errors.ImportFileError, errors.NotFoundError,
-               errors.RecordError, errors.MissingDependencyError]
+               errors.RecordError, errors.MissingDependencyError, errors.RegressionFound]
     assert len({c.exit_code for c in classes}) == len(classes)
     assert errors.Interrupted(2).exit_code == 130 and errors.Interrupted(15).exit_code == 143
 
 
 def test_commands_are_listed_in_order() -> None:
-    assert [c.NAME for c in COMMANDS] == ["run", "list", "runs", "show", "export", "import", "sysinfo"]
+    assert [c.NAME for c in COMMANDS] == ["run", "list", "runs", "show", "compare", "report", "plot", "export", "import",
+                                         "sysinfo", "study", "mem-levels"]
 
 
 def test_version(cli) -> None:

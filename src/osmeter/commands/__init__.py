@@ -6,6 +6,6 @@ run(args) -> exit code; the logic lives in plain functions beside them.
 
 from __future__ import annotations
 
-from . import export, import_, list_, run, runs, show, sysinfo
+from . import compare, export, import_, list_, memlevels, plot, report, run, runs, show, study, sysinfo
 
-COMMANDS = (run, list_, runs, show, export, import_, sysinfo)
+COMMANDS = (run, list_, runs, show, compare, report, plot, export, import_, sysinfo, study, memlevels)

@@ -36,8 +36,23 @@ def _umask() -> int:
     return current
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file in the same directory, then rename over `path`."""
+def check_writable(path: Path) -> None:
+    """Fail now, before any work, if write_atomically(path, ...) could not succeed."""
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a directory")
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Write to a temporary file in the same directory, then rename over `path`.
+
+    `text` may be bytes (a PNG, a PDF): written as they are."""
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -45,7 +60,11 @@ def write_atomically(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {e.strerror}") from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # as open() would have made it
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        if isinstance(text, bytes):
+            f = os.fdopen(fd, "wb")
+        else:
+            f = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

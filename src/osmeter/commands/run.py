@@ -47,6 +47,13 @@ def param_assignment(text: str) -> str:
     return text
 
 
+def counter_list(text: str) -> str:
+    """argparse type for --counters: a non-empty comma-separated list (the probe checks the names)."""
+    if not text or not all(part.strip() for part in text.split(",")) or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of counters (for example sw,cycles)")
+    return text
+
+
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         NAME,
@@ -77,6 +84,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="stop sampling when the robust relative standard error of the median is under R (0.01 = 1%%)",
     )
     p.add_argument("--clock", choices=CLOCKS, help="force the clock (default: the best one available)")
+    p.add_argument(
+        "--counters",
+        type=counter_list,
+        metavar="LIST",
+        help="performance counters per operation, comma-separated: sw, hw, all, task-clock, page-faults, "
+        "cycles, instructions, ipc, cache-misses, ..., r<hex> (see docs/methods/counters.md)",
+    )
     add_store_option(p)
     add_json_option(p, "the run")
     return p
@@ -98,6 +112,7 @@ class RunOptions:
     sweep: bool = False
     max_samples: int | None = None
     target_rse: float | None = None
+    counters: str | None = None  # --counters LIST, passed to the probe as is
 
 
 def options_from_args(args: argparse.Namespace) -> RunOptions:
@@ -118,6 +133,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         sweep=args.sweep,
         max_samples=args.max_samples,
         target_rse=args.target_rse,
+        counters=args.counters,
     )
 
 
@@ -136,6 +152,7 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
         ("--target-rse", opts.target_rse),
         ("--fifo", opts.fifo),
         ("--clock", opts.clock),
+        ("--counters", opts.counters),
     )
     for flag, value in valued:
         if value is not None:

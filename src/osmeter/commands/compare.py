@@ -1,0 +1,360 @@
+"""osmeter compare: what changed between runs, with significance.
+
+Every benchmark instance (benchmark + parameters) that is ok in the baseline
+and in another run gets the ratio of medians with a 95 % bootstrap interval
+(osmeter.compare; docs/compare.md). Output: a terminal table sorted by
+change (worst first), `--json`, and with `-o` an HTML heatmap
+(benchmarks × runs, LEBench style) or the same heatmap as SVG/PNG/PDF.
+`--fail-above PCT` exits with EXIT_REGRESSION when a significant change for
+the worse exceeds PCT, after everything else was printed and written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import compare as cmp
+from ..errors import RegressionFound, UsageError
+from ..model import BenchResult, RunInfo
+from ..records import canonical_params, describe_instance, format_params
+from ..report.table import fmt_num, render_table
+from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from ..store import open_store, resolve_location
+from ..store.base import Store
+from .export import check_writable, write_atomically
+from .options import add_json_option, add_store_option
+
+NAME = "compare"
+COMPARE_SCHEMA = 1
+OUTPUT_TYPES = (".html", ".htm", ".svg", ".png", ".pdf")
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (e.g. 5 or 5%)") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a percentage of at least 0")
+    return value
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="compare runs: ratio of medians with significance",
+        description=(
+            "Compare stored runs against a baseline: for every benchmark and parameter set in both, the ratio "
+            "of medians with a 95 % bootstrap confidence interval. A change is significant when the interval "
+            "excludes 1 and the change exceeds the noise threshold."
+        ),
+    )
+    p.add_argument("runs", metavar="RUN", nargs="+", help="two or more run ids (or 'latest')")
+    p.add_argument("--baseline", metavar="RUN", help="the run the others are compared with (default: the first)")
+    p.add_argument(
+        "--threshold",
+        metavar="PCT",
+        type=_percent,
+        default=100 * cmp.DEFAULT_THRESHOLD,
+        help=f"noise threshold in %%: smaller changes are never significant (default {100 * cmp.DEFAULT_THRESHOLD:g})",
+    )
+    p.add_argument(
+        "--fail-above",
+        metavar="PCT",
+        type=_percent,
+        help="exit with status 10 when a significant change for the worse exceeds PCT %% (for CI pipelines)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the heatmap: .html page, or .svg/.png/.pdf figure")
+    add_json_option(p, "the comparison")
+    add_store_option(p)
+    return p
+
+
+# --- gathering ----------------------------------------------------------------
+
+Key = tuple[str, str, int]  # bench, canonical params, occurrence (a run may repeat an instance)
+
+
+def instance_keys(results: Sequence[BenchResult]) -> dict[Key, BenchResult]:
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[Key, BenchResult] = {}
+    for r in results:
+        base = (r.bench, canonical_params(r.params))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out[(*base, n)] = r
+    return out
+
+
+@dataclass
+class Outcome:
+    runs: list[RunInfo]  # baseline first
+    comparisons: list[cmp.Comparison] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)
+
+
+def resolve_runs(store: Store, refs: Sequence[str], baseline: str | None) -> list[RunInfo]:
+    runs: list[RunInfo] = []
+    for ref in refs:
+        info = store.run(ref)
+        if any(r.id == info.id for r in runs):
+            raise UsageError(f"run {info.id} is given twice")
+        runs.append(info)
+    if baseline is not None:
+        base = store.run(baseline)
+        runs = [base] + [r for r in runs if r.id != base.id]
+    if len(runs) < 2:
+        raise UsageError("compare needs at least two different runs")
+    return runs
+
+
+def _label(key: Key) -> str:
+    return describe_instance(key[0], json.loads(key[1])) + (f" (#{key[2] + 1})" if key[2] else "")
+
+
+def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Outcome:
+    """Every instance ok in the baseline and in another run, compared; the rest listed."""
+    base_run, others = runs[0], runs[1:]
+    base = instance_keys(store.results(base_run.id))
+    other_keys = {r.id: instance_keys(store.results(r.id)) for r in others}
+    outcome = Outcome(list(runs))
+    reasons: dict[str, list[str]] = {}  # reason -> runs
+
+    def note(key: Key, why: str, run_id: int) -> None:
+        reasons.setdefault(f"{_label(key)}: {why}", []).append(str(run_id))
+
+    for key, b in base.items():
+        if b.status != "ok" or b.summary is None:
+            for r in others:
+                if key in other_keys[r.id]:
+                    note(key, f"{b.status} in the baseline ({b.reason})", r.id)
+            continue
+        base_samples = None
+        base_medians = None
+        for r in others:
+            o = other_keys[r.id].get(key)
+            if o is None:
+                note(key, "not in run", r.id)
+                continue
+            if o.status != "ok" or o.summary is None:
+                note(key, f"{o.status} ({o.reason})", r.id)
+                continue
+            if o.unit != b.unit:
+                note(key, f"measured in {o.unit}, the baseline in {b.unit}", r.id)
+                continue
+            other_samples = store.samples(r.id, o.seq)
+            if base_samples is None:
+                base_samples = store.samples(base_run.id, b.seq)
+                if base_samples is None:
+                    note(key, "the baseline has no stored samples", r.id)
+                    break
+                base_medians = cmp.baseline_resampled_medians(base_samples)
+            if other_samples is None:
+                note(key, "no stored samples", r.id)
+                continue
+            outcome.comparisons.append(
+                cmp.compare_instance(
+                    cmp.Instance(b.bench, b.params, b.unit, b.summary.median, base_samples),
+                    cmp.Instance(o.bench, o.params, o.unit, o.summary.median, other_samples),
+                    run_id=r.id,
+                    baseline_id=base_run.id,
+                    threshold=threshold,
+                    baseline_medians=base_medians,
+                )
+            )
+    for r in others:
+        for key in other_keys[r.id]:
+            if key not in base:
+                note(key, "not in the baseline", r.id)
+    outcome.not_compared = [f"{why} (run {', '.join(ids)})" for why, ids in reasons.items()]
+    compared = {c.run_id for c in outcome.comparisons}
+    lonely = [r for r in others if r.id not in compared]
+    if lonely:
+        names = ", ".join(str(r.id) for r in lonely)
+        raise UsageError(
+            f"run {names} and the baseline run {base_run.id} have no benchmark in common "
+            "(the same benchmark and parameters, ok in both); `osmeter show RUN` lists what each run holds"
+        )
+    return outcome
+
+
+# --- output ---------------------------------------------------------------------
+
+TABLE_HEADERS = ("benchmark", "params", "run", "baseline", "median", "unit", "ratio", "95% CI", "change", "verdict")
+_RIGHT = (False, False, True, True, True, False, True, True, True, False)
+
+
+def render_text(outcome: Outcome, threshold: float) -> str:
+    runs = outcome.runs
+    base = runs[0]
+    parts = [
+        f"baseline: run {base.id}{' ' + repr(base.label) if base.label else ''}; compared: "
+        + ", ".join(f"run {r.id}{' ' + repr(r.label) if r.label else ''}" for r in runs[1:])
+    ]
+    diffs = cmp.run_differences(runs)
+    if diffs:
+        if len(runs) <= 6:
+            rows = [[d.key, *d.values] for d in diffs]
+            parts.append("what differs:\n" + render_table(["", *(f"run {r.id}" for r in runs)], rows))
+        else:
+            lines = []
+            for d in diffs:
+                groups: dict[str, list[str]] = {}
+                for r, v in zip(runs, d.values):
+                    groups.setdefault(v, []).append(str(r.id))
+                lines.append(f"  {d.key}: " + "; ".join(f"{v} (runs {', '.join(ids)})" for v, ids in groups.items()))
+            parts.append("what differs:\n" + "\n".join(lines))
+    else:
+        parts.append("what differs: nothing in the machine descriptions, suites or options")
+    rows = []
+    for c in cmp.sort_by_change(outcome.comparisons):
+        ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
+        rows.append(
+            [
+                c.bench,
+                format_params(c.params),
+                str(c.run_id),
+                fmt_num(c.baseline_median),
+                fmt_num(c.median),
+                c.unit or "",
+                "-" if math.isnan(c.ratio) else f"{c.ratio:.3f}",
+                ci,
+                "-" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%",
+                c.verdict,
+            ]
+        )
+    parts.append(render_table(TABLE_HEADERS, rows, _RIGHT))
+    sig = [c for c in outcome.comparisons if c.significant]
+    worse = sum(1 for c in sig if c.worse > 0)
+    parts.append(
+        f"{len(outcome.comparisons)} compared, {len(sig)} significant ({worse} slower, {len(sig) - worse} faster); "
+        f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
+        "(--threshold); for a rate (bytes_per_s) a rise is faster"
+    )
+    if outcome.not_compared:
+        shown = outcome.not_compared[:20]
+        more = len(outcome.not_compared) - len(shown)
+        parts.append("not compared:\n" + "\n".join(f"  {n}" for n in shown) + (f"\n  ... and {more} more" if more else ""))
+    return "\n\n".join(parts) + "\n"
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def document(outcome: Outcome, threshold: float, fail_above: float | None) -> dict[str, Any]:
+    runs = outcome.runs
+    doc: dict[str, Any] = {
+        "osmeter_compare": COMPARE_SCHEMA,
+        "baseline": runs[0].id,
+        "runs": [{"id": r.id, "label": r.label} for r in runs],
+        "method": cmp.METHOD,
+        "level": CI_LEVEL,
+        "resamples": BOOTSTRAP_RESAMPLES,
+        "threshold": threshold,
+        "comparisons": [
+            {
+                "bench": c.bench,
+                "params": dict(c.params),
+                "unit": c.unit,
+                "run_id": c.run_id,
+                "baseline_median": c.baseline_median,
+                "median": c.median,
+                "ratio": _num(c.ratio),
+                "ci_low": _num(c.ci_low),
+                "ci_high": _num(c.ci_high),
+                "change": _num(c.change),
+                "worse": _num(c.worse),
+                "significant": c.significant,
+                "verdict": c.verdict,
+            }
+            for c in cmp.sort_by_change(outcome.comparisons)
+        ],
+        "differences": [
+            {"key": d.key, "values": {str(r.id): v for r, v in zip(runs, d.values)}} for d in cmp.run_differences(runs)
+        ],
+        "not_compared": outcome.not_compared,
+    }
+    if fail_above is not None:
+        doc["fail_above"] = fail_above
+        doc["regressions_above"] = len(cmp.regressions_above(outcome.comparisons, fail_above))
+    return doc
+
+
+def heatmap_file(outcome: Outcome, threshold: float, suffix: str) -> str | bytes:
+    """The heatmap as an HTML page (str) or as a figure's bytes (svg/png/pdf)."""
+    runs = outcome.runs
+    if suffix in (".html", ".htm"):
+        from ..report.html import render_comparison
+
+        diffs = cmp.run_differences(runs)
+        return render_comparison(runs, outcome.comparisons, diffs, threshold, cmp.METHOD, outcome.not_compared)
+    from ..report import plots
+    from ..report.html import run_column_label
+
+    keys: list[tuple[str, str]] = []
+    cells: dict[tuple[tuple[str, str], int], cmp.Comparison] = {}
+    for c in outcome.comparisons:
+        k = (c.bench, format_params(c.params))
+        if k not in keys:
+            keys.append(k)
+        cells[(k, c.run_id)] = c
+    grid = [
+        [
+            None if (k, r.id) not in cells else (cells[(k, r.id)].change, cells[(k, r.id)].worse, cells[(k, r.id)].significant)
+            for r in runs[1:]
+        ]
+        for k in keys
+    ]
+    fig = plots.heatmap_figure(
+        [f"{b} {p}".strip() for b, p in keys],
+        [run_column_label(r) for r in runs[1:]],
+        grid,
+        f"change of the median against run {runs[0].id} (%)",
+    )
+    try:
+        return plots.render(fig, suffix.lstrip("."))
+    finally:
+        plots.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    threshold = args.threshold / 100
+    fail_above = args.fail_above / 100 if args.fail_above is not None else None
+    output = Path(args.output) if args.output else None
+    if output is not None:
+        if output.suffix.lower() not in OUTPUT_TYPES:
+            raise UsageError(f"cannot tell what to write to {output}: give a file ending in {', '.join(OUTPUT_TYPES)}")
+        check_writable(output)
+    store = open_store(resolve_location(args.store), create=False)
+    try:
+        runs = resolve_runs(store, args.runs, args.baseline)
+        outcome = compare_runs(store, runs, threshold)
+    finally:
+        store.close()
+    if output is not None:
+        write_atomically(output, heatmap_file(outcome, threshold, output.suffix.lower()))
+    if args.json:
+        sys.stdout.write(json.dumps(document(outcome, threshold, fail_above), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(render_text(outcome, threshold))
+    if output is not None:
+        print(f"wrote {output}", file=sys.stderr)
+    if fail_above is not None:
+        bad = cmp.regressions_above(outcome.comparisons, fail_above)
+        if bad:
+            worst = ", ".join(
+                f"{describe_instance(c.bench, c.params)} in run {c.run_id} {100 * c.change:+.1f}%"
+                for c in sorted(bad, key=lambda c: -c.worse)[:5]
+            )
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            raise RegressionFound(
+                f"{len(bad)} significant regression(s) above {args.fail_above:g}%: {worst}{more}"
+            )
+    return 0

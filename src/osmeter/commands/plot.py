@@ -1,0 +1,92 @@
+"""osmeter plot: a run's figures as files (SVG, PNG or PDF), ready for a paper.
+
+The same figures as the HTML report: every family figure the run has data
+for, then one distribution figure per benchmark. `BENCH` narrows it to one
+family (`mem`) or one benchmark (`mem.latency`: its distribution and its
+family's figures). Files are named `run<ID>-<figure>.<format>`, each written
+next to its final name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..report import plots
+from ..report.content import run_data
+from ..report.figures import NamedFigure, family_figures
+from ..store import open_store, resolve_location
+from .export import write_atomically
+from .options import add_store_option
+
+NAME = "plot"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="write a run's figures as SVG, PNG or PDF files",
+        description="Write the figures of the report as files: labelled axes with units, legends.",
+    )
+    p.add_argument("run", metavar="RUN", help="a run id or 'latest'")
+    p.add_argument("bench", metavar="BENCH", nargs="?", help="only this benchmark (family.op) or family")
+    p.add_argument("-o", "--output", metavar="DIR", required=True, help="directory for the files (created if needed)")
+    p.add_argument("--format", choices=plots.FORMATS, default="svg", help="file format (default svg)")
+    add_store_option(p)
+    return p
+
+
+def _prepare_dir(directory: Path) -> None:
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"cannot write figures to {directory}: it is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {directory}: {e.strerror}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report.figures.distribution import benchmarks, distribution_figures
+
+    directory = Path(args.output)
+    store = open_store(resolve_location(args.store), create=False)
+    try:
+        info = store.run(args.run)
+        data = run_data(store, info)
+        names = benchmarks(data)
+        if not names:
+            raise UsageError(f"run {info.id} has no ok result to plot")
+        bench = args.bench
+        if bench is not None:
+            family = bench.split(".", 1)[0]
+            chosen = [n for n in names if n == bench or ("." not in bench and n.split(".", 1)[0] == bench)]
+            if not chosen:
+                raise UsageError(
+                    f"run {info.id} has no ok result of {bench!r}; it has: {', '.join(names)}"
+                )
+            families = [family]
+        else:
+            chosen, families = names, None
+        _prepare_dir(directory)
+        figures: list[NamedFigure]
+        figures, failures = family_figures(data, families)
+        for name in chosen:
+            figures += distribution_figures(data, name)
+    finally:
+        store.close()
+    written = []
+    for nf in figures:
+        path = directory / f"run{info.id}-{nf.name}.{args.format}"
+        try:
+            write_atomically(path, plots.render(nf.figure, args.format))
+        finally:
+            plots.close(nf.figure)
+        written.append(path)
+        print(path)
+    for f in failures:
+        print(f"osmeter: warning: the {f.family} figures could not be drawn: {f.message}", file=sys.stderr)
+    print(f"wrote {len(written)} figure(s) to {directory}", file=sys.stderr)
+    return 0

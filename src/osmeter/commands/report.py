@@ -1,0 +1,97 @@
+"""osmeter report: one self-contained HTML (or Markdown) report of one or more runs.
+
+Everything that can be wrong is checked before the work starts: the runs
+exist, the --expect file parses and its units fit the measurements, the
+output file can be written. The file is then written next to its final
+name and renamed into place, so a failure never leaves half a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import UsageError
+from ..report import html, markdown
+from ..report.content import RunReport, build_run_report
+from ..report.expect import Prediction, match, read_expect
+from ..store import open_store, resolve_location
+from ..store.base import Store
+from .export import check_writable, write_atomically
+from .options import add_store_option
+
+NAME = "report"
+
+Renderer = Callable[[Sequence[RunReport], str], str]
+RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report}
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="write an HTML or Markdown report of stored runs",
+        description="Write one self-contained report (machine, results, warnings, figures) of one or more runs.",
+    )
+    p.add_argument("runs", metavar="RUN", nargs="*", help="run ids or 'latest' (default: latest); one section each")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    p.add_argument("--format", choices=sorted(RENDERERS), help="html or md (default: from FILE's suffix, else html)")
+    p.add_argument(
+        "--expect",
+        metavar="FILE.yaml",
+        help="predictions to show next to the measurements (docs/report.md)",
+    )
+    add_store_option(p)
+    return p
+
+
+def choose_format(fmt: str | None, output: str | None) -> str:
+    if fmt:
+        return fmt
+    if output and Path(output).suffix.lower() in (".md", ".markdown"):
+        return "md"
+    return "html"
+
+
+def build_reports(
+    store: Store, refs: Sequence[str], predictions: Sequence[Prediction], expect_path: str, with_figures: bool
+) -> list[RunReport]:
+    runs = []
+    for ref in refs:
+        info = store.run(ref)
+        if any(info.id == r.id for r in runs):
+            raise UsageError(f"run {info.id} is given twice")
+        runs.append(info)
+    if predictions:  # every unit checked before any figure is drawn
+        for info in runs:
+            match(predictions, store.results(info.id), expect_path)
+    return [build_run_report(store, info, predictions, expect_path, with_figures) for info in runs]
+
+
+def render(
+    store: Store, refs: Sequence[str], fmt: str, predictions: Sequence[Prediction] = (), expect_path: str = ""
+) -> str:
+    """The report of the runs `refs` as text in format `fmt`."""
+    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html")
+    return RENDERERS[fmt](reports, expect_path)
+
+
+def run(args: argparse.Namespace) -> int:
+    fmt = choose_format(args.format, args.output)
+    output = Path(args.output) if args.output and args.output != "-" else None
+    # A malformed --expect file or an unwritable output fails before any work.
+    predictions = read_expect(Path(args.expect)) if args.expect else []
+    if output is not None:
+        check_writable(output)
+    store = open_store(resolve_location(args.store), create=False)
+    try:
+        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "")
+    finally:
+        store.close()
+    if output is not None:
+        write_atomically(output, text)
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

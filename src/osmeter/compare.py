@@ -1,0 +1,295 @@
+"""Comparing runs: ratio of medians with a bootstrap confidence interval,
+and the rule that calls a change significant. Pure: samples in, numbers out.
+
+Method (docs/compare.md has the reasoning):
+
+* ratio = median(run) / median(baseline), of the raw samples of one
+  benchmark instance (benchmark + parameters) present in both runs;
+* 95 % confidence interval of the ratio: percentile bootstrap. Each run's
+  samples are resampled independently (they are independent measurements),
+  B = BOOTSTRAP_RESAMPLES medians per run drawn with stats.resampled_medians
+  (exact order-statistic draws, O(B) whatever n), and the 2.5th and 97.5th
+  percentiles of the B ratios are the interval. Seeded, so the same samples
+  give the same interval everywhere;
+* significant: the interval excludes 1 AND |ratio - 1| exceeds the noise
+  threshold (DEFAULT_THRESHOLD). The bootstrap only knows the noise inside
+  each run; the threshold stands for the noise between runs (reboots, ASLR,
+  placement, frequency), which one run's samples cannot show.
+
+Direction: for a time (ns) or a count, a larger value is worse; for a rate
+(a unit ending in `_per_s`) a larger value is better. `worse` is the change
+in the bad direction, so red/green and --fail-above mean the same thing for
+every unit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, FloatArray, as_samples, resampled_medians
+
+DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
+METHOD = (
+    "ratio of medians; 95 % percentile-bootstrap interval, each run resampled independently "
+    f"({BOOTSTRAP_RESAMPLES} resamples, fixed seed); significant when the interval excludes 1 "
+    "and the change exceeds the threshold"
+)
+
+SLOWER = "slower"
+FASTER = "faster"
+SAME = "no significant change"
+VERDICTS = (SLOWER, FASTER, SAME)
+
+
+def higher_is_better(unit: str | None) -> bool:
+    """Rates (bytes_per_s, ops_per_s ...) are better when larger; times and counts when smaller."""
+    return bool(unit) and str(unit).endswith("_per_s")
+
+
+@dataclass(frozen=True)
+class RatioCI:
+    ratio: float  # median(run) / median(baseline)
+    low: float  # 95 % bootstrap interval of the ratio
+    high: float
+
+
+def ratio_of_medians(
+    baseline: Sequence[float] | FloatArray,
+    other: Sequence[float] | FloatArray,
+    *,
+    level: float = CI_LEVEL,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    baseline_medians: FloatArray | None = None,
+    medians: tuple[float, float] | None = None,
+) -> RatioCI:
+    """Ratio of medians with its percentile-bootstrap interval.
+
+    `baseline_medians` may pass the baseline's resampled medians when one
+    baseline is compared with many runs (they are drawn from the seed's
+    first stream, as here, so passing them changes nothing but the time).
+    The ratio is NaN, and so is its interval, when the baseline's median is
+    not positive (a ratio to zero or a negative value means nothing); the
+    interval is NaN when some resampled baseline median is not positive.
+    `medians` may pass (baseline, other) medians already known (the stored
+    statistics), sparing two passes over the samples.
+    """
+    base = as_samples(baseline)
+    run = as_samples(other)
+    base_median, run_median = medians if medians is not None else (float(np.median(base)), float(np.median(run)))
+    if not base_median > 0:
+        return RatioCI(math.nan, math.nan, math.nan)
+    ratio = run_median / base_median
+    if baseline_medians is None:
+        baseline_medians = baseline_resampled_medians(base, resamples, seed)
+    run_medians = resampled_medians(run, resamples, np.random.default_rng([seed, 2]))
+    if np.any(baseline_medians <= 0):
+        return RatioCI(ratio, math.nan, math.nan)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.percentile(run_medians / baseline_medians, [100 * alpha, 100 * (1 - alpha)])
+    return RatioCI(ratio, float(low), float(high))
+
+
+def baseline_resampled_medians(
+    baseline: Sequence[float] | FloatArray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> FloatArray:
+    """The baseline's bootstrap medians, as ratio_of_medians draws them."""
+    return resampled_medians(baseline, resamples, np.random.default_rng([seed, 1]))
+
+
+def is_significant(ci: RatioCI, threshold: float = DEFAULT_THRESHOLD) -> bool:
+    """The interval excludes 1 and the change is larger than the noise threshold."""
+    if math.isnan(ci.low) or math.isnan(ci.high):
+        return False
+    excludes_one = ci.low > 1.0 or ci.high < 1.0
+    return excludes_one and abs(ci.ratio - 1.0) > threshold
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One benchmark instance of one run, as compare needs it."""
+
+    bench: str
+    params: Mapping[str, Any]
+    unit: str | None
+    median: float
+    samples: FloatArray
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One benchmark instance of one run against the baseline."""
+
+    bench: str
+    params: Mapping[str, Any]
+    unit: str | None
+    run_id: int
+    baseline_id: int
+    baseline_median: float
+    median: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    significant: bool
+
+    @property
+    def change(self) -> float:
+        """ratio - 1: +0.10 means the value went up by 10 %."""
+        return self.ratio - 1.0
+
+    @property
+    def worse(self) -> float:
+        """The change in the bad direction: +0.10 is 10 % worse, -0.10 10 % better."""
+        return -self.change if higher_is_better(self.unit) else self.change
+
+    @property
+    def verdict(self) -> str:
+        if not self.significant:
+            return SAME
+        return SLOWER if self.worse > 0 else FASTER
+
+
+def compare_instance(
+    baseline: Instance,
+    other: Instance,
+    run_id: int,
+    baseline_id: int,
+    threshold: float = DEFAULT_THRESHOLD,
+    baseline_medians: FloatArray | None = None,
+) -> Comparison:
+    ci = ratio_of_medians(
+        baseline.samples, other.samples, baseline_medians=baseline_medians, medians=(baseline.median, other.median)
+    )
+    return Comparison(
+        bench=other.bench,
+        params=other.params,
+        unit=other.unit,
+        run_id=run_id,
+        baseline_id=baseline_id,
+        baseline_median=baseline.median,
+        median=other.median,
+        ratio=ci.ratio,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        significant=is_significant(ci, threshold),
+    )
+
+
+def regressions_above(comparisons: Sequence[Comparison], limit: float) -> list[Comparison]:
+    """Significant changes for the worse by more than `limit` (a fraction)."""
+    return [c for c in comparisons if c.significant and c.worse > limit]
+
+
+def sort_by_change(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """Worst first: the largest change for the worse at the top, improvements at the bottom."""
+    return sorted(comparisons, key=lambda c: (-(c.worse if not math.isnan(c.ratio) else -math.inf), c.bench))
+
+
+# --- what differs between the runs --------------------------------------
+
+# Per-run facts that always differ and explain nothing, or are measurements
+# themselves (the clock's calibrated rate and overhead).
+_IGNORED = frozenset(
+    {
+        "option.label",
+        "option.suite",
+        "option.file",
+        "clock.hz",
+        "clock.tick_ns",
+        "clock.resolution_ns",
+        "clock.overhead_ns",
+        "clock.calibration_ns",
+    }
+)
+LIST_DIFF_AT = 8  # lists longer than this are shown as what was added/removed
+
+
+def _text(value: Any) -> str:
+    from .sysinfo import format_value
+
+    return format_value(value)
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    """Objects one level down become `key.sub`; everything else stays whole."""
+    if isinstance(value, dict) and value and not prefix.count("."):
+        for k in sorted(value):
+            _flatten(f"{prefix}.{k}", value[k], out)
+    else:
+        out[prefix] = value
+
+
+def describe_run(run: Any) -> dict[str, Any]:
+    """The facts of a run (a model.RunInfo) that may explain a difference, flat."""
+    facts: dict[str, Any] = {
+        "suite": run.suite,
+        "status": run.status,
+        "osmeter_version": run.osmeter_version,
+        "probe_version": run.probe_version,
+    }
+    for key in sorted(run.params):
+        facts[f"option.{key}"] = run.params[key]
+    for key in ("clock", "budget", "fifo", "mlock"):
+        if isinstance(run.meta.get(key), dict):
+            _flatten(key, run.meta[key], facts)
+    for key in ("cpu", "cpu_choice"):
+        if key in run.meta:
+            facts[key] = run.meta[key]
+    for key in sorted(run.machine):
+        _flatten(key, run.machine[key], facts)
+    return {k: v for k, v in facts.items() if k not in _IGNORED}
+
+
+@dataclass(frozen=True)
+class Difference:
+    key: str
+    values: tuple[str, ...]  # one per run, baseline first, as text ("-" when missing)
+
+
+def _list_delta(base: list[Any], value: list[Any]) -> str:
+    added = [str(v) for v in value if v not in base]
+    removed = [str(v) for v in base if v not in value]
+    parts = [f"+{v}" for v in added] + [f"-{v}" for v in removed]
+    return " ".join(parts) if parts else "same items, other order"
+
+
+def run_differences(runs: Sequence[Any]) -> list[Difference]:
+    """Every fact whose value is not the same in all runs (baseline first).
+
+    Long lists (CPU flags) are shown for the non-baseline runs as the items
+    added (+) and removed (-) against the baseline.
+    """
+    described = [describe_run(r) for r in runs]
+    keys: list[str] = []
+    for facts in described:
+        keys.extend(k for k in facts if k not in keys)
+    out = []
+    missing = object()
+    for key in keys:
+        values = [facts.get(key, missing) for facts in described]
+        if all(v == values[0] for v in values[1:]):
+            continue
+        base = values[0]
+        texts = []
+        for i, v in enumerate(values):
+            if v is missing:
+                texts.append("-")
+            elif (
+                i > 0
+                and isinstance(v, list)
+                and isinstance(base, list)
+                and max(len(v), len(base)) > LIST_DIFF_AT
+            ):
+                texts.append(_list_delta(base, v))
+            elif isinstance(v, list) and len(v) > LIST_DIFF_AT:
+                texts.append(f"{len(v)} items")
+            else:
+                texts.append(_text(v))
+        if all(t == texts[0] for t in texts[1:]):
+            continue  # differ only as missing against null: nothing to tell
+        out.append(Difference(key, tuple(texts)))
+    return out

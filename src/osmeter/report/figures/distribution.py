@@ -1,0 +1,67 @@
+"""The distribution of each benchmark's raw samples: one figure per benchmark.
+
+One instance: a histogram with the median and lebench_kbest marked. Several
+instances (a parameter sweep): one violin per parameter set, or box plots
+when there are too many for violins. The value axis turns logarithmic when
+the samples span more than plots.WIDE_SPREAD×.
+"""
+
+from __future__ import annotations
+
+from ...records import format_params
+from .. import plots
+from . import NamedFigure, RunData
+
+
+def benchmarks(data: RunData) -> list[str]:
+    """The benchmarks with at least one ok result, in run order."""
+    seen: list[str] = []
+    for r in data.results:
+        if r.status == "ok" and r.bench not in seen:
+            seen.append(r.bench)
+    return seen
+
+
+def split_params(params: list[dict]) -> tuple[dict, list[dict]]:
+    """The parameters every instance shares, and what is left of each instance's."""
+    if not params:
+        return {}, []
+    shared = {k: v for k, v in params[0].items() if all(k in p and p[k] == v for p in params[1:])}
+    if len(params) == 1:
+        shared = {}
+    return shared, [{k: v for k, v in p.items() if k not in shared} for p in params]
+
+
+def distribution_figure(data: RunData, bench: str) -> NamedFigure | None:
+    """The figure for one benchmark, or None when no sample of it is stored.
+
+    Each instance is labelled by the parameters that differ between the
+    instances; the ones they share go in the title."""
+    results, samples, medians, kbests, units = [], [], [], [], set()
+    for r in data.ok(bench):
+        values = data.samples(r)
+        if values is None or values.size == 0 or r.summary is None:
+            continue
+        results.append(r)
+        samples.append(values)
+        medians.append(r.summary.median)
+        kbests.append(r.summary.lebench_kbest)
+        units.add(r.unit)
+    if not samples:
+        return None
+    unit = units.pop() if len(units) == 1 else None
+    n = len(samples)
+    shared, own = split_params([dict(r.params) for r in results])
+    labels = [format_params(p) or "(defaults)" for p in own]
+    where = f" ({format_params(shared)})" if shared else ""
+    title = f"{bench}{where}: distribution of {sum(s.size for s in samples)} samples" + (
+        f" over {n} parameter sets" if n > 1 else ""
+    )
+    two_lines = title.replace(": ", "\n", 1)  # fits the figure's width
+    fig = plots.distribution_figure(two_lines, unit, labels, samples, medians, kbests)
+    return NamedFigure(f"dist-{bench}", title, fig)
+
+
+def distribution_figures(data: RunData, bench: str | None = None) -> list[NamedFigure]:
+    names = [bench] if bench is not None else benchmarks(data)
+    return [f for f in (distribution_figure(data, name) for name in names) if f is not None]

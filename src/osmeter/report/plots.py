@@ -1,0 +1,357 @@
+"""Figures with matplotlib: the shared style, SVG for inlining, files for papers.
+
+Inline SVG (the HTML report) keeps text as text (`svg.fonttype = none`: small
+files, selectable labels, the page's fonts) and is rewritten so several
+figures can share one page: the XML prolog, DOCTYPE and metadata go, and
+every id (and every reference to one) gets a per-figure prefix, because
+matplotlib numbers ids the same way in every figure.
+
+matplotlib is imported lazily (`osmeter show` and `run` never load it), and
+pyplot never: figures are plain Figure objects, saved through their canvas.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import weakref
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+FORMATS = ("svg", "png", "pdf")
+PNG_DPI = 200
+WIDE_SPREAD = 20.0  # max / min above this: a logarithmic value axis
+HIST_WIDE_SPREAD = 5.0  # the same for a histogram, over the range it shows
+VIOLIN_POINTS = 2000  # samples kept per violin (quantiles, so the shape is kept)
+MAX_VIOLINS = 24  # more instances than this: box plots instead of violins
+
+# Colours: the baseline blue of matplotlib's default cycle for data, a fixed
+# red/green pair for slower/faster (the heatmap's as well).
+DATA_COLOUR = "#1f77b4"
+MEDIAN_COLOUR = "#d62728"
+KBEST_COLOUR = "#2ca02c"
+
+_STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": PNG_DPI,
+    # No "savefig.bbox: tight": it draws every figure twice, and figure() uses
+    # constrained layout, which already fits labels and legends.
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 8,
+    "legend.framealpha": 0.8,
+    "svg.fonttype": "none",
+    "pdf.fonttype": 42,  # TrueType in PDFs (journals refuse Type 3)
+    "ps.fonttype": 42,
+}
+
+_UNIT_LABEL = {"ns": "ns", "bytes_per_s": "bytes/s", "count": "count"}
+
+
+_TRIM: "weakref.WeakSet[Figure]" = weakref.WeakSet()
+
+
+def fixed_figure(width: float, height: float, left: float, bottom: float = 0.5, top: float = 0.3,
+                 right: float = 0.2) -> "Figure":
+    """A Figure with margins given in inches instead of constrained layout.
+
+    Constrained layout measures every text before the real draw, which
+    doubles the cost of a figure; for figures whose labels osmeter knows
+    (distributions, the heatmap) margins computed from the label lengths
+    do the same job in one draw.
+    """
+    import matplotlib
+
+    matplotlib.rcParams.update(_STYLE)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height)
+    return fig
+
+
+def label_inches(labels: Sequence[str], size: float = 9.0) -> float:
+    """About how wide the longest label is when drawn, in inches."""
+    return 0.55 * size / 72 * max((len(s) for s in labels), default=0)
+
+
+def figure(width: float = 6.4, height: float = 3.6) -> "Figure":
+    """A new Figure (no pyplot state, so no GUI backend is involved) in the osmeter style.
+
+    The style is set in matplotlib's rcParams (artists read it when they are
+    made, after this returns); pyplot and its backend are never touched."""
+    import matplotlib
+
+    matplotlib.rcParams.update(_STYLE)
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def unit_label(unit: str | None) -> str:
+    return _UNIT_LABEL.get(unit or "", unit or "value")
+
+
+def _save(fig: "Figure", fmt: str, salt: str = "") -> bytes:
+    import matplotlib
+
+    matplotlib.rcParams.update(_STYLE)
+    buf = io.BytesIO()
+    metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else {}
+    # Only figures whose margins are guesses (the heatmap's rotated labels) are
+    # trimmed to their content: trimming costs a second draw.
+    tight = "tight" if fig in _TRIM else None
+    with matplotlib.rc_context({"svg.hashsalt": salt or None}):
+        fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches=tight)
+    return buf.getvalue()
+
+
+def render(fig: "Figure", fmt: str) -> bytes:
+    """The figure as a file's bytes: svg, png or pdf."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+    return _save(fig, fmt)
+
+
+_PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(url\(#|href="#)([^")]+)')
+
+
+def inline_svg(fig: "Figure", prefix: str) -> str:
+    """The figure as an <svg> element fit to paste into an HTML page.
+
+    `prefix` (letters, digits, '-') must be unique within the page.
+    """
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", prefix):
+        raise ValueError(f"bad SVG id prefix {prefix!r}")
+    text = _save(fig, "svg", salt=prefix).decode("utf-8")
+    text = _PROLOG.sub("", text)
+    text = _METADATA.sub("", text)
+    text = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', text)
+    text = _REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", text)
+    return text.strip()
+
+
+def close(fig: "Figure") -> None:
+    """Drop a figure's artists now (Figure objects are not tracked by pyplot)."""
+    fig.clear()
+
+
+# --- distribution of one benchmark's samples ------------------------------
+
+
+def wide_spread(values: Sequence[float] | np.ndarray) -> bool:
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0 or np.min(x) <= 0:
+        return False
+    return float(np.max(x) / np.min(x)) > WIDE_SPREAD
+
+
+def thin(samples: np.ndarray, points: int = VIOLIN_POINTS) -> np.ndarray:
+    """At most `points` values with the samples' distribution (evenly spaced quantiles)."""
+    if samples.size <= points:
+        return samples
+    return np.quantile(samples, np.linspace(0.0, 1.0, points))
+
+
+def distribution_figure(
+    title: str,
+    unit: str | None,
+    labels: Sequence[str],
+    samples: Sequence[np.ndarray],
+    medians: Sequence[float],
+    kbests: Sequence[float] | None = None,
+) -> "Figure":
+    """The samples of one benchmark: a histogram for one instance, violins
+    (or box plots, past MAX_VIOLINS) side by side for several, with the
+    median marked. Log value axis when the values span more than WIDE_SPREAD×."""
+    if len(labels) != len(samples) or len(samples) != len(medians) or not samples:
+        raise ValueError("one label, sample array and median per instance")
+    everything = np.concatenate([np.asarray(s, dtype=float) for s in samples])
+    log = wide_spread(everything)
+    axis_label = f"{'time per operation' if unit == 'ns' else 'value'} ({unit_label(unit)})"
+    if unit == "bytes_per_s":
+        axis_label = f"throughput ({unit_label(unit)})"
+    if len(samples) == 1:
+        return _histogram(title, axis_label, samples[0], medians[0], kbests[0] if kbests else None, log)
+    return _violins(title, axis_label, labels, samples, medians, log)
+
+
+def tail_cut(x: np.ndarray) -> float:
+    """Where a histogram's value axis ends: the largest sample, unless a thin
+    tail (beyond p99) would squeeze the bulk into a few bins; then p99."""
+    lo, p99, hi = float(np.min(x)), float(np.percentile(x, 99)), float(np.max(x))
+    return p99 if hi - p99 > 0.5 * (p99 - lo) and p99 > lo else hi
+
+
+def _histogram(title: str, axis_label: str, x: np.ndarray, median: float, kbest: float | None, log: bool) -> "Figure":
+    fig = fixed_figure(6.4, 3.4, left=0.75, bottom=0.5, top=0.5)
+    ax = fig.add_subplot()
+    x = np.asarray(x, dtype=float)
+    lo, hi = float(np.min(x)), tail_cut(x)
+    beyond = int(np.count_nonzero(x > hi))
+    shown = x[x <= hi]
+    # A histogram goes logarithmic sooner than the violins: a cluster of slow
+    # samples at 10x the median would squeeze the body into one bin.
+    log = lo > 0 and hi / lo > HIST_WIDE_SPREAD
+    if log:
+        bins: Any = np.geomspace(lo, hi * (1 + 1e-9), 60)
+        ax.set_xscale("log")
+    else:
+        bins = min(60, max(5, int(math.sqrt(shown.size))))
+        if hi == lo:
+            bins = 1
+    ax.hist(shown, bins=bins, color=DATA_COLOUR, alpha=0.75, label=f"samples (n={x.size})")
+    ax.axvline(median, color=MEDIAN_COLOUR, linewidth=1.5, label=f"median {median:.4g}")
+    if kbest is not None and math.isfinite(kbest):
+        ax.axvline(kbest, color=KBEST_COLOUR, linewidth=1.2, linestyle="--", label=f"lebench_kbest {kbest:.4g}")
+    if beyond:
+        ax.plot([], [], " ", label=f"{beyond} above {hi:.4g} not shown (max {float(np.max(x)):.4g})")
+    ax.set_xlabel(axis_label + (" — log scale" if log else ""))
+    ax.set_ylabel("samples")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    return fig
+
+
+def _violins(
+    title: str, axis_label: str, labels: Sequence[str], samples: Sequence[np.ndarray], medians: Sequence[float], log: bool
+) -> "Figure":
+    count = len(samples)
+    height = max(2.4, 0.85 + (0.3 if count <= MAX_VIOLINS else 0.2) * count)
+    # The legend sits under the axis label, where it cannot hide a row.
+    fig = fixed_figure(6.4, height + 0.3, left=label_inches(labels) + 0.25, bottom=0.85, top=0.5)
+    ax = fig.add_subplot()
+    positions = np.arange(count, 0, -1)  # first instance at the top
+    data = [thin(np.asarray(s, dtype=float)) for s in samples]
+    if log:
+        ax.set_xscale("log")
+    flat = [d for d in data if np.ptp(d) == 0]
+    if count <= MAX_VIOLINS and not flat:
+        # Violins of log-values on a log axis keep their shape readable.
+        shown = [np.log10(d) for d in data] if log else data
+        parts = ax.violinplot(shown, positions=positions, orientation="horizontal", widths=0.8,
+                              showextrema=False)
+        for body in parts["bodies"]:
+            body.set_facecolor(DATA_COLOUR)
+            body.set_alpha(0.45)
+            if log:
+                verts = body.get_paths()[0].vertices
+                verts[:, 0] = 10 ** verts[:, 0]
+        shape = "violins: density of the samples"
+    else:
+        ax.boxplot(data, positions=positions, orientation="horizontal", widths=0.6, showfliers=False,
+                   patch_artist=True, boxprops={"facecolor": DATA_COLOUR, "alpha": 0.45})
+        shape = "boxes: quartiles, whiskers 1.5 IQR"
+    ax.scatter(medians, positions, color=MEDIAN_COLOUR, marker="|", s=120, zorder=3, label="median")
+    ax.plot([], [], color=DATA_COLOUR, alpha=0.45, linewidth=6, label=shape)
+    if log:  # the violins were drawn in log10 space: the limits were not updated
+        lo = min(float(np.min(d)) for d in data)
+        hi = max(float(np.max(d)) for d in data)
+        ax.set_xlim(lo / 1.25, hi * 1.25)
+    ax.set_yticks(positions, labels)
+    ax.set_ylim(0.4, count + 0.6)
+    ax.set_xlabel(axis_label + (" — log scale" if log else ""))
+    ax.set_title(title)
+    fig.legend(loc="lower center", ncol=2, frameon=False)
+    ax.grid(axis="y", visible=False)
+    return fig
+
+
+# --- comparison heatmap ---------------------------------------------------
+
+HEAT_LIMIT = 1.0  # |log2 ratio| at which the colour saturates (2x slower / faster)
+GREY = "#d9d9d9"
+RED = (0xD7, 0x30, 0x27)
+GREEN = (0x1A, 0x98, 0x50)
+WHITE = (0xF7, 0xF7, 0xF7)
+
+
+def percent_text(change: float) -> str:
+    """A change as whole percent for a heatmap cell: +12, -3, 0 (never -0)."""
+    whole = round(100 * change)
+    return "0" if whole == 0 else f"{whole:+d}"
+
+
+def heat_colour(worse: float) -> str:
+    """The cell colour for a significant change: red for worse, green for better,
+    more saturated the larger the change (log scale, saturating at 2×)."""
+    if not math.isfinite(worse):
+        return GREY
+    factor = 1.0 + worse
+    strength = min(1.0, abs(math.log2(factor)) / HEAT_LIMIT) if factor > 0 else 1.0
+    strength = 0.25 + 0.75 * strength  # a significant change is never near-white
+    target = RED if worse > 0 else GREEN
+    rgb = [round(w + (t - w) * strength) for w, t in zip(WHITE, target)]
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+ANNOTATE_CELLS = 800  # more cells than this: colour only (the numbers would be unreadable and slow)
+
+
+def heatmap_figure(
+    row_labels: Sequence[str],
+    column_labels: Sequence[str],
+    cells: Sequence[Sequence[tuple[float, float, bool] | None]],
+    title: str,
+) -> "Figure":
+    """benchmarks × runs; each cell (change, worse, significant) or None when
+    the instance is missing from that run. Colour as heat_colour, grey when
+    not significant, white when missing; the change in % written in each
+    cell up to ANNOTATE_CELLS cells. Drawn as one vector mesh, laid out once
+    (no constrained layout: it measures every text several times)."""
+    import matplotlib
+
+    matplotlib.rcParams.update(_STYLE)
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    rows, cols = len(row_labels), len(column_labels)
+    label_w = 0.065 * max((len(s) for s in row_labels), default=10) + 0.3  # inches, ~7 pt per character
+    label_h = 0.065 * max((len(s) for s in column_labels), default=10) * 0.87 + 0.3  # rotated 60 degrees
+    cell_w, cell_h = (0.42, 0.22) if rows * cols <= ANNOTATE_CELLS else (0.2, 0.16)
+    legend_w = 1.9
+    width = label_w + cols * cell_w + legend_w + 0.3
+    height = label_h + rows * cell_h + 0.6
+    fig = Figure(figsize=(width, height))
+    _TRIM.add(fig)
+    fig.subplots_adjust(left=label_w / width, right=1 - (legend_w + 0.2) / width,
+                        bottom=label_h / height, top=1 - 0.45 / height)
+    ax = fig.add_subplot()
+    rgb = np.ones((rows, cols, 3))
+    annotate = rows * cols <= ANNOTATE_CELLS
+    for i, row in enumerate(cells):
+        for j, cell in enumerate(row):
+            colour = "#ffffff" if cell is None else heat_colour(cell[1]) if cell[2] else GREY
+            rgb[i, j] = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+            if annotate and cell is not None and math.isfinite(cell[0]):
+                ax.text(j + 0.5, i + 0.5, percent_text(cell[0]), ha="center", va="center", fontsize=7,
+                        color="#000000" if cell[2] else "#6b6b6b")
+    ax.pcolormesh(np.arange(cols + 1), np.arange(rows + 1), rgb, edgecolors="#ffffff", linewidth=0.5)
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
+    ax.set_xticks(np.arange(cols) + 0.5, column_labels, rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_yticks(np.arange(rows) + 0.5, row_labels)
+    ax.tick_params(length=0)
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    ax.set_title(title)
+    ax.legend(
+        handles=[Patch(color=heat_colour(0.5), label="slower / worse"), Patch(color=heat_colour(-0.33), label="faster / better"),
+                 Patch(color=GREY, label="no significant change"),
+                 Patch(facecolor="#ffffff", edgecolor="#999999", label="not in that run")],
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), title="change vs baseline" + (" (%)" if annotate else ""),
+    )
+    return fig
