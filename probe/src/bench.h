@@ -91,10 +91,17 @@ struct osm_ctx {
 	 * --counters divides by it too, so counters are per the same
 	 * operation as the value. */
 	unsigned ops_per_unit;
+	/* Harness only: 1 while a sampled batch runs (counters may count). */
+	int counting;
 };
 
 #define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */
 #define OSM_ONE_BY_ONE     (1u << 17) /* never batch: always batch = 1 */
+/* --counters: run() brackets exactly what it times with osm_count_begin()
+ * and osm_count_end(), instead of the harness counting the whole run() call
+ * (for self-timed benchmarks whose run() also does untimed preparation,
+ * such as a CPU move or a start barrier before each fork). */
+#define OSM_SELF_COUNTED   (1u << 18)
 
 struct osm_bench {
 	const char *name;        /* operation; full name is family.name */
@@ -124,5 +131,9 @@ int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
+/* OSM_SELF_COUNTED benchmarks: around each timed operation (no-ops unless
+ * --counters is on and a sampled batch is running); ops operations ended. */
+void osm_count_begin(struct osm_ctx *ctx);
+void osm_count_end(struct osm_ctx *ctx, uint64_t ops);
 
 #endif

@@ -49,6 +49,18 @@ void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
 	}
 }
 
+void osm_count_begin(struct osm_ctx *ctx)
+{
+	if (ctx->counters && ctx->counting)
+		osm_counters_enable(ctx->counters);
+}
+
+void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
+{
+	if (ctx->counters && ctx->counting)
+		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+}
+
 double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_time_s)
 {
 	double t = 10000.0;
@@ -257,11 +269,15 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 	double t_sampling = now_s();
 	while (st == OSM_OK) {
 		/* Counters run around each sampled batch only (not warm-up or
-		 * calibration), outside the clock reads of time_batch(). */
-		if (ctx->counters)
+		 * calibration), outside the clock reads of time_batch(); an
+		 * OSM_SELF_COUNTED benchmark brackets its timed part itself. */
+		int whole = ctx->counters && !(bn->flags & OSM_SELF_COUNTED);
+		if (whole)
 			osm_counters_enable(ctx->counters);
+		ctx->counting = 1;
 		double t = time_batch(ctx, batch, &st);
-		if (ctx->counters)
+		ctx->counting = 0;
+		if (whole)
 			osm_counters_disable(ctx->counters,
 					     t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
 		if (t < 0)
