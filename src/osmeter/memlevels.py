@@ -1,9 +1,10 @@
 """Cache levels read off a `mem.latency` curve, and checked against sysfs.
 
 A load-to-use latency curve (working-set size -> ns per dependent load) is a
-staircase: flat while the working set fits a cache level, rising when it
-outgrows it. This module finds the flat parts ("plateaus") and reports each
-level's size and latency, plus main-memory latency; then, as a
+staircase: level (flat, or climbing slowly) while the working set fits a
+cache level, rising steeply when it outgrows it. This module finds the
+levels and reports each one's effective size and latency, plus main-memory
+latency; then, as a
 separate step, compares the boundaries with the cache sizes the kernel
 reports (the run's ``machine["caches"]``, from /sys/devices/system/cpu).
 Detection never looks at sysfs, so a machine whose effective cache differs
@@ -13,34 +14,44 @@ reported as a disagreement, not bent into agreement.
 The method, on ln(latency) against log2(size), points sorted by size:
 
 1. **Smooth** with a running median of three points (an isolated spike does
-   not split a plateau; a step edge stays where it is).
-2. **Segment** greedily from the smallest size: a segment grows while the
-   ratio of its largest to its smallest smoothed latency stays within
-   ``1 + tol`` (default 25 %).
-3. **Plateaus** are segments of at least ``min_points`` points spanning at
-   least ``min_span`` doublings (default half a doubling: two similar points
-   inside a transition are not a level). Two plateaus
-   that touch, or that are separated by at most two points, are merged when
-   their median latencies differ by less than ``level_gap`` (default x1.5):
-   a slow drift inside one level (TLB misses adding a little per doubling)
-   is not a new level.
-4. **Flatness**: a plateau whose least-squares slope exceeds ``max_slope``
-   (default 0.15 in ln(latency) per doubling, about +16 % per doubling) is
-   a rising stretch, not a level.
-5. The plateaus left are the levels, smallest first. The last one is main
-   memory when it reaches the largest size measured and there are at least
-   two levels; the others are caches L1, L2, ... (numbered only when the
-   curve starts at 16 KiB or below; else "level 1", "level 2", ...).
+   not split a level; a step edge stays where it is).
+2. **Steps** are the gaps between neighbouring sizes where the smoothed
+   latency climbs faster than ``step_slope`` (default 0.5 in ln(latency)
+   per doubling, x1.65 per doubling); they cut the curve into stretches.
+   A step between cache levels climbs x2 or more within about a doubling.
+3. **Levels are not required to be flat.** A stretch is a level when its
+   least-squares slope is at most ``max_slope`` (default 0.25 per doubling,
+   +28 % per doubling): a level may climb slowly, as one does when TLB
+   misses add a little per doubling, or in a virtual machine's slice of a
+   shared last-level cache. A stretch that climbs faster is split at its
+   steepest gap, again and again, until its pieces are that flat or too
+   short; a curve that rises evenly everywhere has no level.
+4. A level needs at least ``min_points`` points spanning at least
+   ``min_span`` doublings (default half a doubling: two similar points
+   inside a transition are not a level). Two levels that touch, or that are
+   separated by at most two points (a disturbed pair of sizes), are one
+   level when their median latencies differ by less than ``level_gap``
+   (x1.5; x(1 + ``tol``) across points) and together they are still no
+   steeper than ``max_slope``.
+5. The levels are numbered smallest first. The last one is main memory when
+   it reaches the largest size measured and there are at least two levels;
+   the others are caches L1, L2, ... (named only when the curve starts at
+   16 KiB or below; else "level 1", "level 2", ...).
 
 A level's **latency** is the median over its points, in ns and, when the
-probe ran on the TSC, in reference cycles. Its **size** is where the climb to
-the next level crosses the geometric mean of the two levels' latencies
-(interpolated in log-log between the two sizes around the crossing): the
-working set at which about half the loads miss, the curve's estimate of the
-capacity. The largest working set still on the plateau (``last_bytes``) is
-reported too: a lower bound, where the first misses show. The last level
-has no next level, so its size is ``last_bytes``. A size *agrees* with sysfs
-when it lies within a factor of two of the sysfs size of the same level.
+probe ran on the TSC, in reference cycles; its range (``ns_low`` ..
+``ns_high``) and slope say how much it climbs. Its **effective size** is
+where the climb right after it crosses half-way, in ln(latency), from this
+level to the next (interpolated in log-log between the two sizes measured
+around the crossing): the working set at which a good share of the loads
+miss, the curve's estimate of the capacity. "The next" is the next level's
+median latency, or the top of the first climb when the curve pauses below
+it, so the size is always where this level ends, never a size further up
+the curve. The largest working set on the level (``last_bytes``) is
+reported too. The last level has no next level, so its size is
+``last_bytes`` (a lower bound). A size *agrees* with sysfs when it lies
+within a factor of two of the sysfs size of the same level; otherwise both
+sizes are stated.
 
 Pure functions: no I/O. ``analyse_results`` takes stored results.
 """
@@ -50,12 +61,13 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 BENCH = "mem.latency"
 TOL = 0.25
 LEVEL_GAP = 1.5
-MAX_SLOPE = 0.15
+STEP_SLOPE = 0.5  # ln(latency) per doubling (x1.65): faster is a step between levels
+MAX_SLOPE = 0.25  # ln(latency) per doubling (x1.28): the most a level may climb
 MIN_POINTS = 2
 MIN_SPAN = 0.5  # doublings
 NAMED_START_BYTES = 16 * 1024
@@ -87,10 +99,12 @@ class Level:
     slope: float  # least-squares d ln(ns) / d log2(size)
     ns_low: float = math.nan  # smallest and largest latency on the plateau
     ns_high: float = math.nan
-    # Where the climb to the next level crosses the geometric mean of the
-    # two levels' latencies (interpolated in log-log): the capacity estimate.
-    # None for the last level.
+    # Where the climb after the level crosses half-way (in ln latency) to the
+    # next level (interpolated in log-log): the capacity estimate, "effective
+    # size". None for the last level. edge_between: the two sizes measured
+    # around that crossing.
     edge_bytes: int | None = None
+    edge_between: tuple[int, int] | None = None
 
     @property
     def size_bytes(self) -> int:
@@ -110,6 +124,7 @@ class Level:
             "ns_low": self.ns_low,
             "ns_high": self.ns_high,
             "edge_bytes": self.edge_bytes,
+            "edge_between_bytes": list(self.edge_between) if self.edge_between else None,
             "size_bytes": self.size_bytes,
         }
 
@@ -208,19 +223,55 @@ def _prepare(points: Iterable[CurvePoint]) -> list[CurvePoint]:
     return out
 
 
-def _segments(ly: Sequence[float], tol: float) -> list[tuple[int, int]]:
-    """Greedy [start, end) runs whose max/min stays within 1 + tol."""
-    width = math.log1p(tol)
-    segs, i, n = [], 0, len(ly)
-    while i < n:
-        lo = hi = ly[i]
-        j = i + 1
-        while j < n and max(hi, ly[j]) - min(lo, ly[j]) <= width:
-            lo, hi = min(lo, ly[j]), max(hi, ly[j])
-            j += 1
-        segs.append((i, j))
-        i = j
-    return segs
+def _stretches(lx: Sequence[float], sm: Sequence[float], step_slope: float) -> list[tuple[int, int]]:
+    """[start, end) runs of sizes with no step between neighbours: a step is a
+    gap where the smoothed latency climbs faster than `step_slope` per doubling."""
+    out, a = [], 0
+    for i in range(len(sm) - 1):
+        if sm[i + 1] - sm[i] > step_slope * (lx[i + 1] - lx[i]):
+            out.append((a, i + 1))
+            a = i + 1
+    out.append((a, len(sm)))
+    return out
+
+
+def _flat_pieces(a: int, b: int, lx: Sequence[float], ly: Sequence[float], sm: Sequence[float],
+                 max_slope: float, long_enough: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+    """The stretch [a, b) if it is flat enough; else the flat pieces left when it
+    is split, recursively, at its steepest gap. A uniform climb has none."""
+    if not long_enough(a, b):
+        return []
+    if _slope(lx[a:b], ly[a:b]) <= max_slope:
+        return [(a, b)]
+    k = max(range(a, b - 1), key=lambda i: (sm[i + 1] - sm[i]) / (lx[i + 1] - lx[i]))
+    return (_flat_pieces(a, k + 1, lx, ly, sm, max_slope, long_enough)
+            + _flat_pieces(k + 1, b, lx, ly, sm, max_slope, long_enough))
+
+
+def _edge(k: int, flat: Sequence[tuple[int, int]], levels: Sequence[Level], lx: Sequence[float],
+          sm: Sequence[float], max_slope: float) -> tuple[int, int, int] | None:
+    """Level k's capacity: where the climb right after it crosses half-way (in
+    ln latency) from the level to the next one. "The next one" is the next
+    level's median, or the top of that first climb when the curve pauses
+    lower on its way (a stretch too short or too steep to be a level): the
+    size is always where *this* level ends, never further up the curve.
+    Returns (edge, size measured below it, size measured above it)."""
+    _, b = flat[k]
+    a2, _ = flat[k + 1]
+    e = b - 1
+    c = e  # the climb: gaps from the level's end that rise faster than a level may
+    while c < a2 and sm[c + 1] - sm[c] > max_slope * (lx[c + 1] - lx[c]):
+        c += 1
+    if c == e:
+        c = a2  # no steep gap (the level ended at a split): the whole rise
+    top = min(math.log(levels[k + 1].ns), sm[c])
+    mid = 0.5 * (math.log(levels[k].ns) + top)
+    for i in range(e + 1, c + 1):
+        if sm[i] >= mid:
+            x0, y0, x1, y1 = lx[i - 1], sm[i - 1], lx[i], sm[i]
+            x = x1 if y1 <= y0 else x0 + (mid - y0) * (x1 - x0) / (y1 - y0)
+            return int(round(2 ** min(max(x, x0), x1))), int(round(2**x0)), int(round(2**x1))
+    return None
 
 
 def detect_levels(
@@ -228,6 +279,7 @@ def detect_levels(
     *,
     tol: float = TOL,
     level_gap: float = LEVEL_GAP,
+    step_slope: float = STEP_SLOPE,
     max_slope: float = MAX_SLOPE,
     min_points: int = MIN_POINTS,
     min_span: float = MIN_SPAN,
@@ -244,29 +296,24 @@ def detect_levels(
     def med(a: int, b: int) -> float:
         return statistics.median(ly[a:b])
 
-    # Plateaus: long-enough segments, merged across drift and short spikes.
-    plateaus = [(a, b) for a, b in _segments(smooth, tol)
-                if b - a >= min_points and lx[b - 1] - lx[a] >= min_span - 1e-9]
-    merged: list[tuple[int, int]] = []
-    for a, b in plateaus:
-        if merged:
-            pa, pb = merged[-1]
+    def long_enough(a: int, b: int) -> bool:
+        return b - a >= min_points and lx[b - 1] - lx[a] >= min_span - 1e-9
+
+    # Stretches between steps; each one's flat pieces; then pieces of one
+    # level that a false step (noise) or a short spike split are joined again.
+    pieces = [piece for a, b in _stretches(lx, smooth, step_slope)
+              for piece in _flat_pieces(a, b, lx, ly, smooth, max_slope, long_enough)]
+    flat: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if flat:
+            pa, pb = flat[-1]
             gap = a - pb
             close = abs(med(pa, pb) - med(a, b))
-            if (gap == 0 and close < math.log(level_gap)) or (0 < gap <= 2 and close <= math.log1p(tol)):
-                if _slope(lx[pa:b], ly[pa:b]) <= max_slope:
-                    merged[-1] = (pa, b)
-                    continue
-        merged.append((a, b))
-    flat = [(a, b) for a, b in merged if _slope(lx[a:b], ly[a:b]) <= max_slope]
-    # A gradual climb after the last plateau (no step of level_gap or more,
-    # the whole still flatter than max_slope) is that level's own drift: with
-    # base pages, main-memory latency keeps growing with TLB misses.
-    if flat:
-        a, b = flat[-1]
-        while b < n and ly[b] - ly[b - 1] < math.log(level_gap) and _slope(lx[a : b + 1], ly[a : b + 1]) <= max_slope:
-            b += 1
-        flat[-1] = (a, b)
+            if ((gap == 0 and close < math.log(level_gap)) or (0 < gap <= 2 and close <= math.log1p(tol))) \
+                    and _slope(lx[pa:b], ly[pa:b]) <= max_slope:
+                flat[-1] = (pa, b)
+                continue
+        flat.append((a, b))
 
     notes: list[str] = []
     memory_idx = None
@@ -308,18 +355,13 @@ def detect_levels(
             )
         )
     for k in range(len(levels) - 1):
-        a, b = flat[k]
-        a2, _ = flat[k + 1]
-        mid = 0.5 * (math.log(levels[k].ns) + math.log(levels[k + 1].ns))
-        for i in range(b, a2 + 1):
-            if ly[i] >= mid:
-                x0, y0, x1, y1 = lx[i - 1], ly[i - 1], lx[i], ly[i]
-                x = x1 if y1 == y0 else x0 + (mid - y0) * (x1 - x0) / (y1 - y0)
-                levels[k] = replace(levels[k], edge_bytes=int(round(2 ** min(max(x, x0), x1))))
-                break
+        edge = _edge(k, flat, levels, lx, smooth, max_slope)
+        if edge:
+            levels[k] = replace(levels[k], edge_bytes=edge[0], edge_between=(edge[1], edge[2]))
     if not flat:
-        notes.append("no plateau: latency never stays within "
-                     f"{tol:.0%} over {min_points} sizes (a smooth rise, or too few points)")
+        notes.append("no plateau: latency never stays level (within "
+                     f"{math.expm1(max_slope):.0%} per doubling) over {min_points} sizes "
+                     "(a smooth rise, or too few points)")
 
     # Rises: the points between levels and after the last one.
     rises: list[Rise] = []
@@ -365,11 +407,11 @@ def compare_with_sysfs(detection: Detection, caches: Sequence[Mapping[str, Any]]
             ratio = lv.size_bytes / size
             agree = 1 / AGREE_FACTOR <= ratio <= AGREE_FACTOR
             text = (
-                f"L{level}: the curve stays at {lv.ns:.3g} ns up to {_fmt_bytes(lv.last_bytes)}"
-                + (f" and is half-way to the next level at {_fmt_bytes(lv.edge_bytes)}" if lv.edge_bytes else "")
-                + f"; sysfs says {_fmt_bytes(size)} ({ctype}): "
-                + ("agrees" if agree else "DISAGREES")
-                + f" (x{ratio:.2g})"
+                f"L{level}: effective size {_size_text(lv)}, {lv.ns:.3g} ns ({_level_text(lv)}); "
+                f"sysfs says {_fmt_bytes(size)} ({ctype}): "
+                + (f"agrees (x{ratio:.2g})" if agree else
+                   f"DISAGREES (x{ratio:.2g}): the curve leaves this level "
+                   f"{'at' if lv.edge_bytes else 'past'} {_fmt_bytes(lv.size_bytes)}, not at {_fmt_bytes(size)}")
             )
         elif size and size < detection.first_bytes:
             ratio, agree = None, None
@@ -386,10 +428,33 @@ def compare_with_sysfs(detection: Detection, caches: Sequence[Mapping[str, Any]]
         else:
             assert lv is not None
             ratio, agree = None, None
-            text = (f"L{level}: the curve shows a level up to {_fmt_bytes(lv.last_bytes)} at {lv.ns:.3g} ns; "
+            text = (f"L{level}: effective size {_size_text(lv)}, {lv.ns:.3g} ns ({_level_text(lv)}); "
                     "sysfs reports no such cache")
         checks.append(SysfsCheck(level, lv, size, ctype, ratio, agree, text))
     return tuple(checks)
+
+
+def _size_text(lv: Level) -> str:
+    """The level's size as the curve shows it: the half-way point of the climb
+    after it (with the sizes measured around it when they are more than a
+    doubling apart), or, when the curve ends before the next level, a lower bound."""
+    if not lv.edge_bytes:
+        return f"at least {_fmt_bytes(lv.last_bytes)}"
+    text = _fmt_bytes(lv.edge_bytes)
+    if lv.edge_between and lv.edge_between[1] > 2 * lv.edge_between[0]:
+        low, high = lv.edge_between
+        text += f" (between {_fmt_bytes(low)} and {_fmt_bytes(high)}, the sizes measured around it)"
+    return text
+
+
+def _level_text(lv: Level) -> str:
+    """Extent of a level, and how its latency climbs when it does."""
+    text = f"level from {_fmt_bytes(lv.first_bytes)} to {_fmt_bytes(lv.last_bytes)}"
+    if lv.ns_high > 1.1 * lv.ns_low:
+        text += f", {lv.ns_low:.3g} .. {lv.ns_high:.3g} ns"
+    if lv.slope > 0.05:
+        text += f", climbing {math.expm1(lv.slope):.0%} per doubling"
+    return text
 
 
 def _rise_text(r: Rise) -> str:
@@ -554,8 +619,7 @@ def render_text(analyses: Sequence[CurveAnalysis]) -> str:
                           if lv.ns_high > 1.1 * lv.ns_low else "")
                 lines.append(f"  memory  {lv.ns:8.3g} ns{cyc} (from {_fmt_bytes(lv.first_bytes)}{spread})")
             else:
-                edge = f", half-way to the next level at {_fmt_bytes(lv.edge_bytes)}" if lv.edge_bytes else ""
-                lines.append(f"  {lv.name:<7} {lv.ns:8.3g} ns{cyc}, flat up to {_fmt_bytes(lv.last_bytes)}{edge}")
+                lines.append(f"  {lv.name:<7} {lv.ns:8.3g} ns{cyc}, effective size {_size_text(lv)}; {_level_text(lv)}")
         for r in a.detection.rises:
             lines.append(f"  (between levels: latency {_rise_text(r)})")
         for note in a.detection.notes:
