@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from osmeter.model import BenchResult, NewRun
-from osmeter.stats import summary
+from osmeter.stats import higher_is_better, summary
 from osmeter.store import open_store
 
 TARGET_S = 10.0
@@ -60,7 +60,7 @@ def build_store(path: Path, runs: int, benches: int, seed: int = 1) -> None:
                     x = medians[b] * drift[b] * rng.lognormal(0, 0.05, n)
                     unit = "bytes_per_s" if b % 10 == 9 else "ns"
                     result = BenchResult(seq=b, bench=f"fam{b % 6}.op{b}", params={"size": 4096 * (b % 3)},
-                                         status="ok", unit=unit, summary=summary(x), batch=1)
+                                         status="ok", unit=unit, summary=summary(x, higher_is_better=higher_is_better(unit)), batch=1)
                     store.add_result(run_id, result, x)
                 store.finish_run(run_id, "complete", "2026-11-22T08:01:00Z", None)
     finally:

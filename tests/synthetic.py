@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from osmeter.model import BenchResult, NewRun
-from osmeter.stats import summary
+from osmeter.stats import higher_is_better, summary
 from osmeter.store import open_store
 
 MACHINE = {
@@ -74,7 +74,7 @@ def add_run(
             for bench, params, unit, samples in specs:
                 x = np.asarray(samples, dtype=np.float64)
                 result = BenchResult(
-                    seq=seq, bench=bench, params=dict(params), status="ok", unit=unit, summary=summary(x), batch=1
+                    seq=seq, bench=bench, params=dict(params), status="ok", unit=unit, summary=summary(x, higher_is_better=higher_is_better(unit)), batch=1
                 )
                 store.add_result(run_id, result, x)
                 seq += 1

@@ -9,8 +9,10 @@ Method (docs/compare.md has the reasoning):
   samples are resampled independently (they are independent measurements),
   B = BOOTSTRAP_RESAMPLES medians per run drawn with stats.resampled_medians
   (exact order-statistic draws, O(B) whatever n), and the 2.5th and 97.5th
-  percentiles of the B ratios are the interval. Seeded, so the same samples
-  give the same interval everywhere;
+  percentiles of the B ratios are the interval. Samples within one run are
+  not independent (drift, bursts), so each run is resampled at its effective
+  sample size n / tau (stats.median_tau, as in stats.median_ci) rather than
+  n. Seeded, so the same samples give the same interval everywhere;
 * significant: the interval excludes 1 AND |ratio - 1| exceeds the noise
   threshold (DEFAULT_THRESHOLD). The bootstrap only knows the noise inside
   each run; the threshold stands for the noise between runs (reboots, ASLR,
@@ -30,24 +32,28 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CI_LEVEL, FloatArray, as_samples, resampled_medians
+from .stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CI_LEVEL,
+    FloatArray,
+    as_samples,
+    dependent_resampled_medians,
+    higher_is_better,  # lives in stats (lebench_kbest needs the direction too); compare.higher_is_better still works
+    resampled_medians,
+)
 
 DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
 METHOD = (
     "ratio of medians; 95 % percentile-bootstrap interval, each run resampled independently "
-    f"({BOOTSTRAP_RESAMPLES} resamples, fixed seed); significant when the interval excludes 1 "
-    "and the change exceeds the threshold"
+    f"at its effective sample size n/tau ({BOOTSTRAP_RESAMPLES} resamples, fixed seed); "
+    "significant when the interval excludes 1 and the change exceeds the threshold"
 )
 
 SLOWER = "slower"
 FASTER = "faster"
 SAME = "no significant change"
 VERDICTS = (SLOWER, FASTER, SAME)
-
-
-def higher_is_better(unit: str | None) -> bool:
-    """Rates (bytes_per_s, ops_per_s ...) are better when larger; times and counts when smaller."""
-    return bool(unit) and str(unit).endswith("_per_s")
 
 
 @dataclass(frozen=True)
@@ -66,9 +72,13 @@ def ratio_of_medians(
     seed: int = BOOTSTRAP_SEED,
     baseline_medians: FloatArray | None = None,
     medians: tuple[float, float] | None = None,
+    iid: bool = False,
 ) -> RatioCI:
     """Ratio of medians with its percentile-bootstrap interval.
 
+    Each run is resampled at its effective sample size (see the module
+    docstring); `iid=True` resamples n draws as if the samples were
+    independent (the old interval, kept for comparison).
     `baseline_medians` may pass the baseline's resampled medians when one
     baseline is compared with many runs (they are drawn from the seed's
     first stream, as here, so passing them changes nothing but the time).
@@ -85,8 +95,12 @@ def ratio_of_medians(
         return RatioCI(math.nan, math.nan, math.nan)
     ratio = run_median / base_median
     if baseline_medians is None:
-        baseline_medians = baseline_resampled_medians(base, resamples, seed)
-    run_medians = resampled_medians(run, resamples, np.random.default_rng([seed, 2]))
+        baseline_medians = baseline_resampled_medians(base, resamples, seed, median=base_median, iid=iid)
+    run_rng = np.random.default_rng([seed, 2])
+    if iid:
+        run_medians = resampled_medians(run, resamples, run_rng)
+    else:
+        run_medians = dependent_resampled_medians(run, resamples, run_rng, run_median)
     if np.any(baseline_medians <= 0):
         return RatioCI(ratio, math.nan, math.nan)
     alpha = (1.0 - level) / 2.0
@@ -95,10 +109,19 @@ def ratio_of_medians(
 
 
 def baseline_resampled_medians(
-    baseline: Sequence[float] | FloatArray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    baseline: Sequence[float] | FloatArray,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    *,
+    median: float | None = None,
+    iid: bool = False,
 ) -> FloatArray:
-    """The baseline's bootstrap medians, as ratio_of_medians draws them."""
-    return resampled_medians(baseline, resamples, np.random.default_rng([seed, 1]))
+    """The baseline's bootstrap medians, as ratio_of_medians draws them
+    (`median`: the baseline's median when already known)."""
+    rng = np.random.default_rng([seed, 1])
+    if iid:
+        return resampled_medians(baseline, resamples, rng)
+    return dependent_resampled_medians(baseline, resamples, rng, median)
 
 
 def is_significant(ci: RatioCI, threshold: float = DEFAULT_THRESHOLD) -> bool:

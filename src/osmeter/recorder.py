@@ -19,11 +19,11 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import __version__
+from . import __version__, legacy
 from .errors import RecordError
 from .model import BenchResult, NewRun
 from .records import Counters, End, Error, Meta, Progress, Record, Result, Samples, Skip, describe_instance
-from .stats import FloatArray, summary
+from .stats import FloatArray, higher_is_better, summary
 from .store.base import Store
 
 
@@ -95,6 +95,10 @@ class RunRecorder:
             raise RecordError("a record after 'end'")
         if isinstance(record, Meta):
             raise RecordError("a second 'meta' record")
+        if isinstance(record, (Progress, Samples, Result, Skip, Error, Counters)):
+            bench, params = legacy.upgrade(record.bench, record.params, self.meta.probe_version)
+            if (bench, params) != (record.bench, record.params):
+                record = replace(record, bench=bench, params=params)
         if isinstance(record, Samples):
             self._expect_no_pending_samples()
             self._samples = record
@@ -178,7 +182,7 @@ class RunRecorder:
             params=result.params,
             status="ok",
             unit=result.unit,
-            summary=summary(finite),
+            summary=summary(finite, higher_is_better=higher_is_better(result.unit)),
             batch=result.batch,
             extra=extra,
             record=result.raw,

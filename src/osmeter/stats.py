@@ -8,15 +8,21 @@ reasoning is in docs/statistics.md):
 * cv: std / mean (a fraction; shown as %); NaN when n == 1 or mean == 0;
 * trimmed_mean: drop int(0.1 * n) samples from each end, as
   scipy.stats.trim_mean(x, 0.1);
-* ci_low, ci_high: 95 % percentile-bootstrap interval of the median,
-  BOOTSTRAP_RESAMPLES resamples from a fixed seed, so the same samples give
-  the same interval on every machine and every run;
+* ci_low, ci_high: 95 % interval of the median that allows for dependent
+  samples (median_ci): the percentile bootstrap of resamples of the
+  effective sample size n_eff = n / tau instead of n, where tau is the
+  integrated autocorrelation time of the indicator series 1[x_t <= median]
+  (median_tau; the probe's stopping rule uses the same tau). BOOTSTRAP_RESAMPLES
+  resamples from a fixed seed, so the same samples give the same interval on
+  every machine and every run. bootstrap_median_ci is the iid interval;
 * outliers: samples outside Tukey's fences [q1 - 1.5 IQR, q3 + 1.5 IQR];
-* lebench_kbest: LEBench's stable minimum, see lebench_kbest().
+* lebench_kbest: LEBench's k-best as LEBench's calc_k_closest computes it
+  (the stable minimum; the stable maximum for rates), see lebench_kbest().
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -30,14 +36,21 @@ TRIM_FRACTION = 0.1
 TUKEY_K = 1.5
 KBEST_RUN = 5
 KBEST_TOLERANCE = 0.05
+# LEBench keeps times as timespecs; a sample of a second or more (tv_sec != 0,
+# 10^9 in osmeter's ns) resets its k-best count (see lebench_kbest).
+LEBENCH_SECOND_NS = 1e9
+# Largest lag of the autocorrelation sum in median_tau, the same constant as
+# OSM_TAU_MAX_LAG in probe/src/harness.c: it bounds the cost (n per lag) and
+# caps tau at about 2 * TAU_MAX_LAG + 1.
+TAU_MAX_LAG = 256
 
 FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
 class KBest:
-    value: float  # the stable minimum, or the minimum when not stable
-    stable: bool  # False: fewer than KBEST_RUN samples, or no stable run found
+    value: float  # LEBench's figure: the first value of the stable run (see lebench_kbest)
+    stable: bool  # True: a run of KBEST_RUN values was completed
     reason: str | None  # why not stable, for people
 
 
@@ -56,11 +69,11 @@ class Summary:
     p95: float
     p99: float
     p999: float
-    ci_low: float  # 95 % bootstrap CI of the median
+    ci_low: float  # 95 % CI of the median, dependent samples allowed for (median_ci)
     ci_high: float
     outliers: int  # outside Tukey's 1.5 IQR fences
-    lebench_kbest: float
-    kbest_stable: bool
+    lebench_kbest: float  # LEBench's k-best: stable minimum, or stable maximum for rates
+    kbest_stable: bool  # whether lebench_kbest completed its run of 5
 
 
 def as_samples(samples: Sequence[float] | FloatArray) -> FloatArray:
@@ -102,7 +115,9 @@ def bootstrap_median_ci(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of the median.
+    """Percentile-bootstrap confidence interval of the median, for
+    independent samples (the iid bootstrap; summary() reports median_ci,
+    which allows for dependence; this one is kept for comparison).
 
     The percentile bootstrap draws `resamples` samples of size n with
     replacement, takes each one's median and returns the (1 - level) / 2 and
@@ -121,8 +136,12 @@ def bootstrap_median_ci(
     """
     rng = np.random.default_rng(seed)
     medians = resampled_medians(samples, resamples, rng)
+    return _percentile_interval(medians, level)
+
+
+def _percentile_interval(values: FloatArray, level: float) -> tuple[float, float]:
     alpha = (1.0 - level) / 2.0
-    low, high = np.percentile(medians, [100 * alpha, 100 * (1 - alpha)])
+    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
     return float(low), float(high)
 
 
@@ -144,22 +163,146 @@ def order_statistics(samples: FloatArray, ranks: npt.NDArray[np.int64]) -> Float
 
 
 def resampled_medians(
-    samples: Sequence[float] | FloatArray, resamples: int, rng: np.random.Generator
+    samples: Sequence[float] | FloatArray,
+    resamples: int,
+    rng: np.random.Generator,
+    size: int | None = None,
 ) -> FloatArray:
-    """The medians of `resamples` bootstrap resamples, drawn from their exact
-    distribution (see bootstrap_median_ci): O(resamples) draws plus one
-    partial sort, whatever the number of samples."""
+    """The medians of `resamples` bootstrap resamples of `size` draws each
+    (default n, the textbook bootstrap; fewer: the m-out-of-n bootstrap that
+    median_ci uses with the effective sample size), drawn from their exact
+    distribution (see bootstrap_median_ci, with the resample size in place
+    of n in the Beta parameters; the indices still run over all n samples):
+    O(resamples) draws plus one partial sort, whatever the number of samples."""
     x = as_samples(samples)
     n = x.size
-    m = (n + 1) // 2  # 1-based rank of the (lower) middle value
-    u_low = rng.beta(m, n - m + 1, size=resamples)
+    size = n if size is None else int(size)
+    if size < 1:
+        raise ValueError("the resample size must be at least 1")
+    m = (size + 1) // 2  # 1-based rank of the (lower) middle value of a resample
+    u_low = rng.beta(m, size - m + 1, size=resamples)
     low_idx = np.minimum((u_low * n).astype(np.int64), n - 1)
-    if n % 2:
+    if size % 2:
         return order_statistics(x, low_idx)
-    u_high = u_low + (1.0 - u_low) * rng.beta(1, n - m, size=resamples)
+    u_high = u_low + (1.0 - u_low) * rng.beta(1, size - m, size=resamples)
     high_idx = np.minimum((u_high * n).astype(np.int64), n - 1)
     both = order_statistics(x, np.concatenate([low_idx, high_idx]))
     return (both[:resamples] + both[resamples:]) / 2.0
+
+
+# --- dependent samples: the median's effective sample size ---------------
+
+
+def median_tau(
+    samples: Sequence[float] | FloatArray, median: float | None = None, max_lag: int = TAU_MAX_LAG
+) -> float:
+    """Integrated autocorrelation time tau of the median's indicator series.
+
+    The variance of a sample median of n dependent samples is tau times that
+    of n independent ones, where tau belongs to I_t = 1[x_t <= median] (the
+    median's Bahadur representation); n / tau is the effective sample size.
+    Definition (docs/statistics.md; probe/src/harness.c osm_median_tau
+    computes the same figure, tests pin the two together):
+
+    * S = sum I_t, p = S / n; tau = 1 when n < 2 or S is 0 or n;
+    * s_k = C_k - p (A_k + B_k) + (n - k) p^2 for lags k = 0 .. L,
+      L = min(n - 1, max_lag), with the integer counts
+      C_k = sum_{t<n-k} I_t I_{t+k}, A_k = sum_{t<n-k} I_t, B_k = sum_{t>=k} I_t
+      (s_k / n is the autocovariance of I_t - p at lag k); rho_k = s_k / s_0;
+    * Geyer's initial monotone sequence: G_j = rho_{2j} + rho_{2j+1} for
+      j = 0, 1, ... while G_j > 0 and 2j + 1 <= L, each G_j lowered to
+      G_{j-1} if above it; J pairs summed, M = 2J - 1 the last lag used;
+    * tau = (-1 + 2 sum G_j) / max(0.5, 1 - (2M + 1) / n), clamped to [1, n].
+      The divisor undoes the bias of autocovariances around an estimated
+      centre (they sum to zero over all lags, so a window of 2M + 1 lags
+      misses about (2M + 1) tau / n of tau).
+
+    Cost: O(n) per lag used; at most max_lag + 1 lags.
+    """
+    x = as_samples(samples)
+    n = x.size
+    if n < 2:
+        return 1.0
+    med = float(np.median(x)) if median is None else float(median)
+    ind = x <= med
+    total = int(np.count_nonzero(ind))
+    if total in (0, n):
+        return 1.0
+    p = total / n
+    top = min(n - 1, max_lag)
+    # head[k] = sum(ind[:k]) and tail[k] = sum(ind[n-k:]), so A_k + B_k = 2S - head[k] - tail[k]
+    head = np.concatenate(([0], np.cumsum(ind[:top], dtype=np.int64)))
+    tail = np.concatenate(([0], np.cumsum(ind[::-1][:top], dtype=np.int64)))
+
+    def lag_sum(k: int) -> float:
+        both = total if k == 0 else int(np.count_nonzero(ind[:-k] & ind[k:]))
+        return both - p * int(2 * total - head[k] - tail[k]) + (n - k) * p * p
+
+    s0 = lag_sum(0)
+    if not s0 > 0:
+        return 1.0
+    sum_g = 0.0
+    prev = math.inf
+    pairs = 0
+    while 2 * pairs + 1 <= top:
+        k = 2 * pairs
+        g = lag_sum(k) / s0 + lag_sum(k + 1) / s0
+        if not g > 0:
+            break
+        g = min(g, prev)
+        sum_g += g
+        prev = g
+        pairs += 1
+    if pairs == 0:
+        return 1.0
+    last = 2 * pairs - 1
+    keep = max(0.5, 1.0 - (2 * last + 1) / n)
+    return min(max(1.0, (-1.0 + 2.0 * sum_g) / keep), float(n))
+
+
+def effective_sample_size(samples: Sequence[float] | FloatArray, median: float | None = None) -> float:
+    """n / tau: how many independent samples the median of these is worth."""
+    x = as_samples(samples)
+    return x.size / median_tau(x, median)
+
+
+def effective_resample_size(samples: Sequence[float] | FloatArray, median: float | None = None) -> int:
+    """The resample size median_ci uses: n / tau rounded half up, at least 1."""
+    return max(1, int(math.floor(effective_sample_size(samples, median) + 0.5)))
+
+
+def dependent_resampled_medians(
+    samples: Sequence[float] | FloatArray,
+    resamples: int,
+    rng: np.random.Generator,
+    median: float | None = None,
+) -> FloatArray:
+    """resampled_medians with resamples of the effective size (median_ci's draws)."""
+    x = as_samples(samples)
+    return resampled_medians(x, resamples, rng, effective_resample_size(x, median))
+
+
+def median_ci(
+    samples: Sequence[float] | FloatArray,
+    level: float = CI_LEVEL,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    median: float | None = None,
+) -> tuple[float, float]:
+    """Confidence interval of the median that allows for dependent samples.
+
+    Samples of one run drift and come in bursts, so n of them carry less
+    information about the median than n independent ones, and the iid
+    bootstrap (bootstrap_median_ci) is too narrow. This is the percentile
+    bootstrap of resamples of n_eff = n / median_tau() draws instead of n
+    (an m-out-of-n bootstrap with m = n_eff): each resample's median has the
+    spread the median of n dependent samples has. With tau = 1 it is
+    bootstrap_median_ci exactly (same seed, same draws). `median` may pass
+    the samples' median when it is already known.
+    """
+    x = as_samples(samples)
+    rng = np.random.default_rng(seed)
+    return _percentile_interval(dependent_resampled_medians(x, resamples, rng, median), level)
 
 
 def tukey_outliers(samples: Sequence[float] | FloatArray, k: float = TUKEY_K) -> int:
@@ -170,53 +313,109 @@ def tukey_outliers(samples: Sequence[float] | FloatArray, k: float = TUKEY_K) ->
     return int(np.count_nonzero((x < q1 - k * iqr) | (x > q3 + k * iqr)))
 
 
+# --- LEBench's k-best and the direction of "best" -------------------------
+
+
+def higher_is_better(unit: str | None) -> bool:
+    """Rates (bytes_per_s, ops_per_s ...) are better when larger; times and counts when smaller."""
+    return bool(unit) and str(unit).endswith("_per_s")
+
+
+def best_value(s: Summary, unit: str | None) -> float:
+    """The best sample: the minimum for a time or a count, the maximum for a rate."""
+    return s.max if higher_is_better(unit) else s.min
+
+
 def lebench_kbest(
     samples: Sequence[float] | FloatArray,
     run: int = KBEST_RUN,
     tolerance: float = KBEST_TOLERANCE,
+    *,
+    higher_is_better: bool = False,
+    second: float | None = LEBENCH_SECOND_NS,
 ) -> KBest:
-    """LEBench's "stable minimum".
+    """LEBench's k-best, as LEBench's calc_k_closest() computes it.
 
-    Sort the samples ascending and find the first run of `run` consecutive
-    values in which each value is within `tolerance` (relative) of its
-    predecessor, i.e. ``s[i] - s[i-1] <= tolerance * |s[i-1]|``; return the
-    first value of that run. The idea: the very smallest samples can be
-    flukes, the first value that several others closely follow is a
-    minimum the machine reproduces.
+    Sort the samples from best to worst (ascending; descending when
+    `higher_is_better`, for rates). A run starts with the best sample. Each
+    next value s[i] joins the run when its relative step from its
+    predecessor, |s[i] - s[i-1]| / |s[i-1]|, is at most `tolerance`;
+    otherwise the run is emptied, and (LEBench's quirk) the value at the gap
+    is not put into the new run: after a gap the next run starts with the
+    value after the gap, if that one is within `tolerance` of the gap
+    value. The first run of `run` values wins and its first value is the
+    figure (`stable`). Further quirks, kept so the figure is LEBench's:
 
-    Edge cases (the value is then the plain minimum and `stable` is False,
-    with the reason given):
+    * a step to or from a sample of `second` or more (10^9 ns: a timespec
+      with tv_sec != 0) resets the run's count without emptying it; sorted
+      ascending, every later step does too, so no run completes after one;
+    * when no run completes, LEBench reports the first value of the run it
+      holds at the end (the partial run), not stable; when that run was
+      emptied by a gap LEBench dereferences NULL: osmeter reports the best
+      sample (the minimum, or the maximum for rates), not stable;
+    * the step is divided by the predecessor as LEBench does (0 / 0 is NaN,
+      not above the tolerance: equal zeros join; x / 0 is a gap). The
+      absolute value of the predecessor keeps the rule symmetric for the
+      negative values an overhead subtraction can give (LEBench has none).
 
-    * fewer than `run` samples: no run can exist;
-    * no such run (samples spread wider than `tolerance` everywhere).
-
-    Zeros: "within 5 % of 0" means equal to 0, so a run starting at 0 needs
-    `run` zeros; a single 0 followed by positive values never starts a run.
-    Negative values (possible after overhead subtraction) use the absolute
-    value of the predecessor, so the rule stays symmetric.
+    For rates the `second` rule does not apply (a rate is not a timespec).
     """
+    if run < 2:
+        raise ValueError("run must be at least 2")
     x = np.sort(as_samples(samples))
-    minimum = float(x[0])
-    if x.size < run:
-        return KBest(minimum, False, f"fewer than {run} samples")
-    # close[i]: x[i+1] is within tolerance of x[i] (the 1e-12 absorbs rounding,
-    # so a step of exactly 5 % written in decimal still counts as within).
-    close = np.diff(x) <= tolerance * np.abs(x[:-1]) * (1 + 1e-12)
-    need = run - 1  # a run of `run` values has `run - 1` close steps
-    streak = 0
-    for i, ok in enumerate(close):
-        streak = streak + 1 if ok else 0
-        if streak == need:
-            return KBest(float(x[i + 1 - need]), True, None)
-    return KBest(minimum, False, f"no {run} consecutive sorted samples within {tolerance:.0%} of each other")
+    if higher_is_better:
+        x = x[::-1]
+    n = x.size
+    prev, cur = x[:-1], x[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (prev - cur if higher_is_better else cur - prev) / np.abs(prev)
+    if higher_is_better or second is None:
+        reset = np.zeros(n - 1, dtype=bool)
+    else:
+        reset = (np.abs(prev) >= second) | (np.abs(cur) >= second)
+    gap = (ratio > tolerance) & ~reset  # NaN (0 / 0) is not a gap, as in C
+    join = ~gap & ~reset
+    # Streaks of joining steps: step i compares x[i] with x[i+1]. A streak
+    # from step 0 continues the run begun by x[0] (run - 1 joins complete
+    # it); a streak after a gap or reset starts from an empty count with
+    # x[start + 1] as its first value (run joins complete it).
+    edges = np.diff(np.concatenate(([0], join.astype(np.int8), [0])))
+    starts = np.flatnonzero(edges == 1)
+    lengths = np.flatnonzero(edges == -1) - starts
+    need = np.where(starts == 0, run - 1, run)
+    done = np.flatnonzero(lengths >= need)
+    if done.size:
+        start = int(starts[done[0]])
+        return KBest(float(x[0] if start == 0 else x[start + 1]), True, None)
+    why = f"fewer than {run} samples" if n < run else (
+        f"no {run} consecutive sorted samples within {tolerance:.0%} of each other"
+    )
+    # No completed run: the partial run's first value, from the last event
+    # that set or emptied it (a restart after a gap or reset, or a gap).
+    gaps = np.flatnonzero(gap)
+    last_gap = int(gaps[-1]) if gaps.size else -1
+    restarts = starts[starts > 0]
+    last_restart = int(restarts[-1]) if restarts.size else -1
+    if last_gap < 0 and last_restart < 0:
+        return KBest(float(x[0]), False, f"{why}; LEBench's figure is the first value of its partial run")
+    if last_restart > last_gap:
+        return KBest(
+            float(x[last_restart + 1]), False, f"{why}; LEBench's figure is the first value of its partial run"
+        )
+    best = "maximum" if higher_is_better else "minimum"
+    return KBest(float(x[0]), False, f"{why}; LEBench has no figure here (its run is empty): the {best}")
 
 
-def summary(samples: Sequence[float] | FloatArray) -> Summary:
-    """Every statistic osmeter reports for one benchmark instance."""
+def summary(samples: Sequence[float] | FloatArray, higher_is_better: bool = False) -> Summary:
+    """Every statistic osmeter reports for one benchmark instance.
+
+    `higher_is_better` (True for rates: stats.higher_is_better(unit)) makes
+    lebench_kbest a stable maximum instead of a stable minimum; nothing else
+    depends on the direction."""
     x = as_samples(samples)
     p1, p5, p50, p95, p99, p999 = np.percentile(x, [1, 5, 50, 95, 99, 99.9])
-    ci_low, ci_high = bootstrap_median_ci(x)
-    kbest = lebench_kbest(x)
+    ci_low, ci_high = median_ci(x, median=float(p50))
+    kbest = lebench_kbest(x, higher_is_better=higher_is_better)
     return Summary(
         n=int(x.size),
         min=float(x.min()),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.signal import lfilter
 
 from osmeter import compare as cmp
 from osmeter import stats
@@ -38,14 +39,30 @@ def test_ratio_is_the_ratio_of_medians_with_an_interval_around_it() -> None:
     assert cmp.ratio_of_medians(base, other) == ci  # seeded: the same every time
 
 
-def test_interval_matches_a_brute_force_bootstrap() -> None:
+def test_iid_interval_matches_a_brute_force_bootstrap() -> None:
     rng = np.random.default_rng(5)
     base, other = rng.lognormal(3, 0.4, 300), rng.lognormal(3.05, 0.4, 200)
-    ci = cmp.ratio_of_medians(base, other, resamples=20_000)
+    ci = cmp.ratio_of_medians(base, other, resamples=20_000, iid=True)
     b = np.median(rng.choice(base, size=(20_000, base.size)), axis=1)
     o = np.median(rng.choice(other, size=(20_000, other.size)), axis=1)
     low, high = np.percentile(o / b, [2.5, 97.5])
     assert ci.low == pytest.approx(low, rel=0.01) and ci.high == pytest.approx(high, rel=0.01)
+
+
+def test_interval_matches_a_brute_force_bootstrap_at_the_effective_sizes() -> None:
+    """Each run is resampled with n / tau draws (rounded), not n."""
+    rng = np.random.default_rng(6)
+    base = 20.0 * np.exp(0.4 * ar1(rng, 600, 0.8))
+    other = 21.0 * np.exp(0.4 * ar1(rng, 400, 0.5))
+    sizes = stats.effective_resample_size(base), stats.effective_resample_size(other)
+    assert sizes[0] < 200 and sizes[1] < 350  # both below n: tau > 1
+    ci = cmp.ratio_of_medians(base, other, resamples=20_000)
+    b = np.median(rng.choice(base, size=(20_000, sizes[0])), axis=1)
+    o = np.median(rng.choice(other, size=(20_000, sizes[1])), axis=1)
+    low, high = np.percentile(o / b, [2.5, 97.5])
+    assert ci.low == pytest.approx(low, rel=0.01) and ci.high == pytest.approx(high, rel=0.01)
+    wide, narrow = ci, cmp.ratio_of_medians(base, other, resamples=20_000, iid=True)
+    assert wide.low < narrow.low and narrow.high < wide.high
 
 
 def test_interval_covers_the_true_ratio_about_95_percent_of_the_time() -> None:
@@ -57,6 +74,33 @@ def test_interval_covers_the_true_ratio_about_95_percent_of_the_time() -> None:
         ci = cmp.ratio_of_medians(base, other, resamples=1000, seed=seed)
         hits += ci.low <= 1.2 <= ci.high
     assert 0.88 <= hits / trials <= 0.99
+
+
+def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:
+    """A stationary Gaussian AR(1) series of unit variance."""
+    e = rng.normal(0.0, math.sqrt(1.0 - phi * phi), n)
+    e[0] /= math.sqrt(1.0 - phi * phi)
+    return lfilter([1.0], [1.0, -phi], e)
+
+
+def test_interval_covers_the_true_ratio_of_autocorrelated_runs() -> None:
+    """Two runs of AR(1) samples (phi = 0.9, n = 2000 each, 5 % noise): the
+    iid interval is too narrow by about sqrt(13); resampling each run at its
+    effective size covers the true ratio about 95 % of the time."""
+    rng = np.random.default_rng(31)
+    trials, n = 200, 2000
+    hits = hits_iid = 0
+    for seed in range(trials):
+        base = 100.0 * (1 + 0.05 * ar1(rng, n, 0.9))
+        other = 110.0 * (1 + 0.05 * ar1(rng, n, 0.9))
+        ci = cmp.ratio_of_medians(base, other, seed=seed)
+        hits += ci.low <= 1.1 <= ci.high
+        iid = cmp.ratio_of_medians(base, other, seed=seed, iid=True)
+        hits_iid += iid.low <= 1.1 <= iid.high
+    print(f"\nAR(1) phi=0.9 n={n}: coverage of the 95 % CI of the ratio of medians over {trials} trials: "
+          f"effective-size {hits / trials:.3f}, iid bootstrap {hits_iid / trials:.3f}")  # fmt: skip
+    assert hits / trials >= 0.90
+    assert hits_iid / trials < 0.70
 
 
 def test_a_hundred_thousand_samples_are_fast_and_exact() -> None:
