@@ -5,6 +5,9 @@ and in another run gets the ratio of medians with a 95 % bootstrap interval
 (osmeter.compare; docs/compare.md). Output: a terminal table sorted by
 change (worst first), `--json`, and with `-o` an HTML heatmap
 (benchmarks × runs, LEBench style) or the same heatmap as SVG/PNG/PDF.
+Where both runs counted a performance counter (`osmeter run --counters`) for
+an instance, its two values per operation and their ratio are shown under
+the time comparison, so a change can be explained (docs/compare.md).
 `--fail-above PCT` exits with EXIT_REGRESSION when a significant change for
 the worse exceeds PCT, after everything else was printed and written.
 """
@@ -23,6 +26,7 @@ from .. import compare as cmp
 from ..errors import RegressionFound, UsageError
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params, describe_instance, format_params
+from ..report import counters as ctr
 from ..report.table import fmt_num, render_table
 from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
 from ..store import open_store, resolve_location
@@ -97,6 +101,21 @@ class Outcome:
     runs: list[RunInfo]  # baseline first
     comparisons: list[cmp.Comparison] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
+    counter_notes: list[str] = field(default_factory=list)  # counters not counted, once per reason
+    _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
+
+    def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta]) -> None:
+        self.comparisons.append(comparison)
+        if deltas:
+            self._deltas[id(comparison)] = deltas
+
+    def deltas(self, comparison: cmp.Comparison) -> list[ctr.CounterDelta]:
+        """The counters both runs counted for this comparison's instance (empty without --counters)."""
+        return self._deltas.get(id(comparison), [])
+
+    @property
+    def has_counters(self) -> bool:
+        return bool(self._deltas)
 
 
 def resolve_runs(store: Store, refs: Sequence[str], baseline: str | None) -> list[RunInfo]:
@@ -121,9 +140,12 @@ def _label(key: Key) -> str:
 def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Outcome:
     """Every instance ok in the baseline and in another run, compared; the rest listed."""
     base_run, others = runs[0], runs[1:]
-    base = instance_keys(store.results(base_run.id))
-    other_keys = {r.id: instance_keys(store.results(r.id)) for r in others}
+    base_results = store.results(base_run.id)
+    other_results = {r.id: store.results(r.id) for r in others}
+    base = instance_keys(base_results)
+    other_keys = {r.id: instance_keys(other_results[r.id]) for r in others}
     outcome = Outcome(list(runs))
+    outcome.counter_notes = counter_notes(runs, [base_results, *other_results.values()])
     reasons: dict[str, list[str]] = {}  # reason -> runs
 
     def note(key: Key, why: str, run_id: int) -> None:
@@ -158,7 +180,7 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
             if other_samples is None:
                 note(key, "no stored samples", r.id)
                 continue
-            outcome.comparisons.append(
+            outcome.add(
                 cmp.compare_instance(
                     cmp.Instance(b.bench, b.params, b.unit, b.summary.median, base_samples),
                     cmp.Instance(o.bench, o.params, o.unit, o.summary.median, other_samples),
@@ -166,7 +188,8 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
                     baseline_id=base_run.id,
                     threshold=threshold,
                     baseline_medians=base_medians,
-                )
+                ),
+                ctr.deltas(b, o),
             )
     for r in others:
         for key in other_keys[r.id]:
@@ -182,6 +205,19 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
             "(the same benchmark and parameters, ok in both); `osmeter show RUN` lists what each run holds"
         )
     return outcome
+
+
+def counter_notes(runs: Sequence[RunInfo], results: Sequence[Sequence[BenchResult]]) -> list[str]:
+    """What the counters could not do, once per note, with the runs it concerns."""
+    seen: dict[str, list[str]] = {}
+    for run, rs in zip(runs, results):
+        for note in ctr.notes(rs):
+            seen.setdefault(note, []).append(str(run.id))
+    every = len(runs)
+    return [
+        note if len(ids) == every else f"run{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {note}"
+        for note, ids in seen.items()
+    ]
 
 
 # --- output ---------------------------------------------------------------------
@@ -229,7 +265,13 @@ def render_text(outcome: Outcome, threshold: float) -> str:
                 c.verdict,
             ]
         )
+        rows.extend(counter_rows(outcome.deltas(c)))
     parts.append(render_table(TABLE_HEADERS, rows, _RIGHT))
+    if outcome.has_counters:
+        parts.append(
+            "indented rows: performance counters per operation counted in both runs (baseline, run, ratio, change; "
+            "~ multiplexed, scaled); task-clock is CPU time per operation, not latency"
+        )
     sig = [c for c in outcome.comparisons if c.significant]
     worse = sum(1 for c in sig if c.worse > 0)
     parts.append(
@@ -237,6 +279,8 @@ def render_text(outcome: Outcome, threshold: float) -> str:
         f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
         "(--threshold); for a rate (bytes_per_s) a rise is faster"
     )
+    if outcome.counter_notes:
+        parts.append("counters:\n" + "\n".join(f"  {n}" for n in outcome.counter_notes))
     if outcome.not_compared:
         shown = outcome.not_compared[:20]
         more = len(outcome.not_compared) - len(shown)
@@ -244,8 +288,42 @@ def render_text(outcome: Outcome, threshold: float) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
+    """The counters of one comparison as indented rows under it, in the table's columns."""
+    return [
+        [
+            f"  {d.name}",
+            "",
+            "",
+            ("~" if d.multiplexed else "") + fmt_num(d.baseline),
+            ("~" if d.multiplexed else "") + fmt_num(d.value),
+            ctr.unit_label(d.unit),
+            ctr.ratio_text(d),
+            "",
+            ctr.change_text(d),
+            "",
+        ]
+        for d in deltas
+    ]
+
+
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else x
+
+
+def counters_json(deltas: Sequence[ctr.CounterDelta]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": d.name,
+            "unit": d.unit,
+            "baseline": d.baseline,
+            "value": d.value,
+            "ratio": _num(d.ratio),
+            "change": _num(d.change),
+            "multiplexed": d.multiplexed,
+        }
+        for d in deltas
+    ]
 
 
 def document(outcome: Outcome, threshold: float, fail_above: float | None) -> dict[str, Any]:
@@ -273,9 +351,11 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None) -> di
                 "worse": _num(c.worse),
                 "significant": c.significant,
                 "verdict": c.verdict,
+                "counters": counters_json(outcome.deltas(c)),
             }
             for c in cmp.sort_by_change(outcome.comparisons)
         ],
+        "counter_notes": outcome.counter_notes,
         "differences": [
             {"key": d.key, "values": {str(r.id): v for r, v in zip(runs, d.values)}} for d in cmp.run_differences(runs)
         ],
@@ -294,7 +374,16 @@ def heatmap_file(outcome: Outcome, threshold: float, suffix: str) -> str | bytes
         from ..report.html import render_comparison
 
         diffs = cmp.run_differences(runs)
-        return render_comparison(runs, outcome.comparisons, diffs, threshold, cmp.METHOD, outcome.not_compared)
+        return render_comparison(
+            runs,
+            outcome.comparisons,
+            diffs,
+            threshold,
+            cmp.METHOD,
+            outcome.not_compared,
+            counters=outcome.deltas,
+            counter_notes=outcome.counter_notes,
+        )
     from ..report import plots
     from ..report.html import run_column_label
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from ..export import EXPORTERS
-from ..report.text import render_run
+from ..report.text import COUNTER_WIDTH, render_run
 from ..store import open_store, resolve_location
 from ..store.base import Store
 from ..warnings import run_warnings
@@ -24,13 +25,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+MIN_WIDTH = 80  # a terminal narrower than this still gets 80-character tables
+
+
+def table_width() -> int:
+    """The terminal's width when stdout is one, else COUNTER_WIDTH (files and pipes get the same text)."""
+    try:
+        if sys.stdout.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(sys.stdout.fileno()).columns)
+    except (OSError, ValueError):
+        pass
+    return COUNTER_WIDTH
+
+
 def render_stored_run(store: Store, ref: str, as_json: bool) -> str:
-    """A stored run as the summary table with warnings, or as the JSON export."""
+    """A stored run as the summary table (counters below it) with warnings, or as the JSON export."""
     info = store.run(ref)
     results = store.results(info.id)
     if as_json:
         return EXPORTERS["json"](info, results)
-    return render_run(info, results, run_warnings(info, results))
+    return render_run(info, results, run_warnings(info, results), table_width())
 
 
 def run(args: argparse.Namespace) -> int:

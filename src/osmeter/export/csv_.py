@@ -1,4 +1,4 @@
-"""CSV export: one row per result, the columns of FIELDS.
+"""CSV export: one row per result, the columns of FIELDS, then one per counter.
 
 Objects (params, extra) are written as canonical JSON; a missing value or
 NaN is an empty cell; booleans are true/false; floats keep full precision.
@@ -12,7 +12,7 @@ import json
 from typing import Any, Sequence
 
 from ..model import BenchResult, RunInfo
-from .fields import FIELD_NAMES, result_row
+from .fields import result_rows
 
 
 def cell(value: Any) -> str:
@@ -28,8 +28,8 @@ def cell(value: Any) -> str:
 def render(run: RunInfo, results: Sequence[BenchResult]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(FIELD_NAMES)
-    for r in results:
-        row = result_row(run, r)
-        writer.writerow([cell(row[name]) for name in FIELD_NAMES])
+    names, rows = result_rows(run, results)
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow([cell(row[name]) for name in names])
     return out.getvalue()

@@ -3,15 +3,22 @@
 JSON and CSV both take their columns from FIELDS, so they cannot drift
 apart. A value is native (numbers, strings, dicts); each exporter decides
 how to spell it (CSV writes objects as canonical JSON and NaN as empty).
+
+After FIELDS come the counter columns of the run (`osmeter run --counters`):
+one per counter counted (status ok) in at least one of the exported results,
+named by report.counters.column_name (`task-clock_ns_per_op`,
+`page-faults_per_op`, `ipc`), holding the value per operation. They depend on
+the run, so `columns(results)` gives the whole list for both exporters.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..model import BenchResult, RunInfo
+from ..report import counters as ctr
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ _STATS = (
     ("ci_low", "95 % bootstrap confidence interval of the median, low end"),
     ("ci_high", "95 % bootstrap confidence interval of the median, high end"),
     ("outliers", "samples outside Tukey's 1.5 IQR fences"),
-    ("lebench_kbest", "LEBench stable minimum (docs/statistics.md)"),
+    ("lebench_kbest", "LEBench k-best: stable minimum, maximum for rates (docs/statistics.md)"),
     ("kbest_stable", "whether lebench_kbest found a stable run of 5"),
 )
 
@@ -72,11 +79,50 @@ FIELDS: tuple[Field, ...] = (
         lambda run, r: None if math.isnan(r.elapsed_s) else r.elapsed_s,
     ),
     Field("extra", "benchmark-specific figures", lambda run, r: r.extra),
+    Field("counters", "the probe's counters record (ops, kernel, each counter's status, unit, value, reason)",
+          lambda run, r: counters_record(r)),
 )
 
 FIELD_NAMES = tuple(f.name for f in FIELDS)
 
+_RECORD_ONLY = ("type", "bench", "params")  # what the result's own fields already say
 
-def result_row(run: RunInfo, result: BenchResult) -> dict[str, Any]:
-    """One result as {field name: native value}, in FIELDS order."""
-    return {f.name: f.value(run, result) for f in FIELDS}
+
+def counters_record(result: BenchResult) -> dict[str, Any] | None:
+    """The stored `counters` record without type, bench and params; None without --counters."""
+    if not isinstance(result.counters, dict):
+        return None
+    return {k: v for k, v in result.counters.items() if k not in _RECORD_ONLY}
+
+
+def counter_columns(results: Sequence[BenchResult]) -> list[ctr.Column]:
+    """The counter columns of these results: every counter counted somewhere, in request order."""
+    cols = ctr.columns(results)
+    clash = [c.column for c in cols if c.column in FIELD_NAMES]
+    if clash:  # a counter name cannot be a field name today; keep it that way
+        raise ValueError(f"counter column {clash[0]!r} would shadow an export field")
+    return cols
+
+
+def columns(results: Sequence[BenchResult]) -> tuple[str, ...]:
+    """Every column of an export of `results`: FIELDS, then the counter columns."""
+    return FIELD_NAMES + tuple(c.column for c in counter_columns(results))
+
+
+def result_row(run: RunInfo, result: BenchResult, counters: Sequence[ctr.Column] = ()) -> dict[str, Any]:
+    """One result as {column: native value}: FIELDS in order, then the counter columns given
+    (counter_columns(results)), each the value per operation or None when not counted."""
+    row = {f.name: f.value(run, result) for f in FIELDS}
+    if counters:
+        mine = ctr.counters_by_name(result)
+        for c in counters:
+            v = mine.get(c.name)
+            row[c.column] = v.value if v is not None and v.ok and v.unit == c.unit else None
+    return row
+
+
+def result_rows(run: RunInfo, results: Sequence[BenchResult]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The columns and the rows of an export: what every exporter writes."""
+    cols = counter_columns(results)
+    names = FIELD_NAMES + tuple(c.column for c in cols)
+    return names, [result_row(run, r, cols) for r in results]

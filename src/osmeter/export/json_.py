@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any, Sequence
 
 from ..model import BenchResult, RunInfo
-from .fields import result_row
+from .fields import result_rows
 
 EXPORT_SCHEMA = 1
 
@@ -20,7 +20,7 @@ def document(run: RunInfo, results: Sequence[BenchResult]) -> dict[str, Any]:
     return {
         "osmeter_export": EXPORT_SCHEMA,
         "run": run_dict(run),
-        "results": [result_row(run, r) for r in results],
+        "results": result_rows(run, results)[1],
     }
 
 

@@ -14,14 +14,16 @@ import re
 from datetime import datetime, timezone
 from importlib import resources
 from string import Template
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import __version__
 from ..compare import Comparison, Difference
+from ..compare import sort_by_change as cmp_sorted
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
+from . import counters as ctr
 from . import plots
 from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
 from .table import fmt_num, fmt_percent
@@ -158,6 +160,60 @@ SUMMARY_HEADERS = (
 )
 
 
+def _counter_title(c: ctr.CounterValue, ops: int | None) -> str:
+    """Hover text of a counter cell: where the value per operation comes from."""
+    text = f"{c.name}: {fmt_num(c.value)} {ctr.unit_label(c.unit)}"
+    if c.total is not None and ops:
+        total = f"{c.total:.0f}" if c.total.is_integer() else fmt_num(c.total)
+        text += f" = {total} over {ops} operations"
+    if c.multiplexed and c.running is not None:
+        text += f"; counted {100 * c.running:.0f} % of the time and scaled"
+    return text
+
+
+def counters_html(report: RunReport) -> str:
+    """The counters of the run's results as their own table, then what could not be counted (once)."""
+    measured = ctr.with_counters(report.results)
+    if not measured:
+        return ""
+    cols = ctr.columns(measured)
+    parts = [
+        f"<h3>{esc(ctr.HEADING)}</h3>",
+        f'<p class="muted">{esc(ctr.EXPLAIN)} Hover a value for the total it comes from.</p>',
+    ]
+    if cols:
+        head = "<th>benchmark</th><th>params</th>" + "".join(
+            f'<th class="num">{esc(c.name)}<br><span class="unit">{esc(ctr.unit_label(c.unit))}</span></th>'
+            for c in cols
+        )
+        rows = []
+        for r in measured:
+            by_name = ctr.counters_by_name(r)
+            cells = []
+            for col in cols:
+                v = by_name.get(col.name)
+                if v is None or not v.ok:
+                    cells.append('<td class="num muted">-</td>')
+                else:
+                    title = esc(_counter_title(v, ctr.ops(r)))
+                    cells.append(f'<td class="num" title="{title}">{esc(ctr.value_text(v, fmt_num))}</td>')
+            rows.append(
+                f'<tr><td class="mono">{esc(r.bench)}</td><td class="mono params">{params_html(r.params)}</td>'
+                + "".join(cells)
+                + "</tr>\n"
+            )
+        parts.append(
+            f'<div class="scroll"><table id="counters-{report.run.id}" class="counters"><thead><tr>{head}</tr></thead>'
+            f"<tbody>\n{''.join(rows)}</tbody></table></div>"
+        )
+    else:
+        parts.append('<p class="muted">No counter could be counted on this machine.</p>')
+    notes = ctr.notes(measured)
+    if notes:
+        parts.append('<ul class="counter-notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return "\n".join(parts) + "\n"
+
+
 def predictions_html(report: RunReport, path: str) -> str:
     if not report.predictions:
         return ""
@@ -245,6 +301,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         "* lebench_kbest found no stable run of 5 samples within 5 % and is the minimum. "
         "CV above 5 % in red.</p>",
         _table(SUMMARY_HEADERS, summary_rows(report.results, anchors), f'id="summary-{run.id}" class="summary"'),
+        counters_html(report),
         predictions_html(report, expect_path),
         "<h3>Machine</h3>",
         _table(
@@ -287,26 +344,79 @@ def run_column_label(run: RunInfo) -> str:
     return f"#{run.id} {label}".strip()
 
 
-def _cell_title(c: Comparison) -> str:
-    return (
+CountersOf = Callable[[Comparison], Sequence[ctr.CounterDelta]]
+
+
+def _no_counters(c: Comparison) -> Sequence[ctr.CounterDelta]:
+    return ()
+
+
+def counter_delta_text(d: ctr.CounterDelta) -> str:
+    """`task-clock ns/op 147.5 → 160.2 (+8.6%)`: baseline first."""
+    mark = "~" if d.multiplexed else ""
+    return f"{d.label} {mark}{fmt_num(d.baseline)} → {mark}{fmt_num(d.value)} ({ctr.change_text(d)})"
+
+
+def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
+    text = (
         f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n"
         f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
         f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f}\n{c.verdict}"
     )
+    if deltas:
+        text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
+    return text
 
 
 def change_text(c: Comparison) -> str:
     return "n/a" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%"
 
 
-def _heat_cell(c: Comparison | None) -> str:
+def _heat_cell(c: Comparison | None, counters_of: CountersOf = _no_counters) -> str:
     if c is None:
         return '<td class="cell missing" title="not in this run">–</td>'
+    title = esc(_cell_title(c, counters_of(c)))
     if math.isnan(c.ratio):
-        return f'<td class="cell missing" title="{esc(_cell_title(c))}">n/a</td>'
+        return f'<td class="cell missing" title="{title}">n/a</td>'
     colour = plots.heat_colour(c.worse) if c.significant else plots.GREY
     cls = "cell" if c.significant else "cell ns"
-    return f'<td class="{cls}" style="background:{colour}" title="{esc(_cell_title(c))}">{plots.percent_text(c.change)}</td>'
+    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(c.change)}</td>'
+
+
+def counter_deltas_html(comparisons: Sequence[Comparison], counters_of: CountersOf, notes: Sequence[str]) -> str:
+    """Every counter counted in both runs of a comparison, next to the change of the time."""
+    rows = []
+    for c in comparisons:
+        for d in counters_of(c):
+            mark = "~" if d.multiplexed else ""
+            rows.append(
+                f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono params">{params_html(dict(c.params))}</td>'
+                f'<td class="num">{c.run_id}</td><td class="num">{change_text(c)}</td>'
+                f'<td class="mono">{esc(d.name)}</td><td>{esc(ctr.unit_label(d.unit))}</td>'
+                f'<td class="num">{mark}{fmt_num(d.baseline)}</td><td class="num">{mark}{fmt_num(d.value)}</td>'
+                f'<td class="num">{ctr.ratio_text(d)}</td><td class="num">{ctr.change_text(d)}</td></tr>\n'
+            )
+    if not rows and not notes:
+        return ""
+    parts = [
+        "<h2>Performance counters</h2>",
+        '<p class="muted">For each compared instance, every counter both runs counted (osmeter run --counters), '
+        "per operation: baseline, run, ratio and change, next to the change of the median time. "
+        "A counter is one total per run, so it has no interval. task-clock is CPU time per operation, "
+        "not latency; ~ marks a multiplexed, scaled value.</p>",
+    ]
+    if rows:
+        parts.append(
+            _table(
+                (("benchmark", False), ("params", False), ("run", True), ("time change", True), ("counter", False),
+                 ("unit", False), ("baseline", True), ("run value", True), ("ratio", True), ("change", True)),
+                rows,
+                'id="counter-deltas" class="counter-deltas"',
+            )
+        )
+    if notes:
+        parts.append('<ul class="counter-notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return "\n".join(parts)
 
 
 def differences_html(runs: Sequence[RunInfo], differences: Sequence[Difference], max_columns: int = 8) -> str:
@@ -343,8 +453,13 @@ def render_comparison(
     threshold: float,
     method: str,
     not_compared: Sequence[str] = (),
+    counters: CountersOf = _no_counters,
+    counter_notes: Sequence[str] = (),
 ) -> str:
-    """The LEBench-style heatmap page: instances × runs, colour = change against the baseline."""
+    """The LEBench-style heatmap page: instances × runs, colour = change against the baseline.
+
+    `counters(c)` gives the counter deltas of a comparison: they show when
+    hovering its cell, next to each significant change, and in their own table."""
     baseline, others = runs[0], runs[1:]
     by_key: dict[tuple[str, str], dict[int, Comparison]] = {}
     order: list[tuple[str, str]] = []
@@ -358,7 +473,7 @@ def render_comparison(
     rows = []
     for key in order:
         name = describe_instance(key[0], {}) + (f" {key[1]}" if key[1] else "")
-        cells = "".join(_heat_cell(by_key[key].get(r.id)) for r in others)
+        cells = "".join(_heat_cell(by_key[key].get(r.id), counters) for r in others)
         rows.append(f'<tr><th class="bench mono">{esc(name)}</th>{cells}</tr>\n')
     significant = [c for c in comparisons if c.significant]
     slower = sum(1 for c in significant if c.worse > 0)
@@ -369,15 +484,26 @@ def render_comparison(
         '<span><span class="swatch" style="background:#fff;border:1px solid #ccc"></span>– not in that run</span></div>'
     )
     table_rows = []
+    with_counters = any(counters(c) for c in significant)  # a column for them only when there are some
     for c in sorted(significant, key=lambda c: -c.worse):
         verdict = c.verdict
+        counter_cell = (
+            f'<td class="counters">{esc(chr(10).join(counter_delta_text(d) for d in counters(c)))}</td>'
+            if with_counters
+            else ""
+        )
         table_rows.append(
             f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
             f'<td class="num">{c.run_id}</td><td class="num">{fmt_num(c.baseline_median)}</td>'
             f'<td class="num">{fmt_num(c.median)}</td><td>{esc(c.unit or "")}</td>'
             f'<td class="num">{change_text(c)}</td><td class="num">{c.ci_low:.3f} – {c.ci_high:.3f}</td>'
-            f'<td><span class="badge {verdict}">{verdict}</span></td></tr>\n'
+            f'<td><span class="badge {verdict}">{verdict}</span></td>{counter_cell}</tr>\n'
         )
+    change_headers = (("benchmark", False), ("params", False), ("run", True), ("baseline median", True),
+                      ("median", True), ("unit", False), ("change", True), ("95% CI of ratio", True),
+                      ("verdict", False))
+    if with_counters:
+        change_headers += (("counters per operation (baseline → run)", False),)
     parts = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">Baseline: {esc(run_title(baseline))}, {esc(run_subtitle(baseline))}.</p>',
@@ -394,15 +520,13 @@ def render_comparison(
         f'<div class="scroll"><table class="heatmap" id="heatmap"><thead><tr><th class="corner"></th>{head}</tr></thead>'
         f"<tbody>\n{''.join(rows)}</tbody></table></div>",
         "<h2>Significant changes</h2>",
-        _table(
-            (("benchmark", False), ("params", False), ("run", True), ("baseline median", True), ("median", True),
-             ("unit", False), ("change", True), ("95% CI of ratio", True), ("verdict", False)),
-            table_rows,
-            'class="changes"',
-        )
+        _table(change_headers, table_rows, 'class="changes"')
         if table_rows
         else '<p class="muted">None: no benchmark changed by more than the noise threshold with an interval excluding 1.</p>',
     ]
+    deltas = counter_deltas_html(cmp_sorted(comparisons), counters, counter_notes)
+    if deltas:
+        parts.append(deltas)
     if not_compared:
         items = "".join(f"<li>{esc(n)}</li>" for n in not_compared)
         parts.append(f"<h2>Not compared</h2>\n<ul>{items}</ul>")

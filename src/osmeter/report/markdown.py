@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..records import format_params
+from . import counters as ctr
 from .content import RunReport, machine_rows, ratio_text, setup_rows
 from .html import run_subtitle, run_title
 from .table import fmt_num, fmt_percent
 
 
 def cell(text: object) -> str:
-    """A table cell: pipes escaped, line breaks as <br>."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>") or " "
+    """A table cell: pipes and tildes (GFM strikethrough) escaped, line breaks as <br>."""
+    escaped = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("~", "\\~")
+    return escaped.replace("\n", "<br>") or " "
 
 
 LONG_VALUE = 300  # characters: longer machine values are shortened (the HTML report has them whole)
@@ -33,6 +35,29 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Seque
     lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def counters_section(report: RunReport) -> list[str]:
+    """The counters as their own table (one column per counter, name and unit per operation), then
+    what could not be counted, once; nothing when the run has no counters."""
+    measured = ctr.with_counters(report.results)
+    if not measured:
+        return []
+    cols = ctr.columns(measured)
+    out = [f"### {ctr.HEADING}", ctr.EXPLAIN]
+    if cols:
+        rows = []
+        for r in measured:
+            by_name = ctr.counters_by_name(r)
+            values = [ctr.value_text(by_name.get(c.name), fmt_num) for c in cols]
+            rows.append([r.bench, format_params(r.params), *values])
+        out.append(table(["benchmark", "params"] + [c.label for c in cols], rows, [False, False] + [True] * len(cols)))
+    else:
+        out.append("No counter could be counted on this machine.")
+    notes = ctr.notes(measured)
+    if notes:
+        out.append("\n".join(f"- {n}" for n in notes))
+    return out
 
 
 def run_section(report: RunReport, expect_path: str = "") -> str:
@@ -77,6 +102,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         ),
         "\\* no stable run of 5 samples within 5 %: lebench_kbest is the minimum.",
     ]
+    out += counters_section(report)
     if report.predictions:
         prow = []
         for p in report.predictions:

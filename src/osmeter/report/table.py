@@ -29,8 +29,14 @@ def fmt_percent(fraction: float | None) -> str:
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] = ()) -> str:
-    """Columns padded to their widest cell; `right[i]` right-aligns column i."""
-    widths = [len(h) for h in headers]
+    """Columns padded to their widest cell; `right[i]` right-aligns column i.
+
+    A header may span lines ("task-clock\nns/op"): the heading gets as many
+    lines as its tallest header, shorter ones are blank at the top."""
+    split = [h.split("\n") for h in headers]
+    height = max((len(h) for h in split), default=1)
+    head_lines = [[""] * (height - len(h)) + h for h in split]
+    widths = [max(len(part) for part in h) for h in head_lines]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
@@ -41,7 +47,8 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: S
         ]
         return "  ".join(padded).rstrip()
 
-    out = [line(headers), line(["-" * w for w in widths])]
+    out = [line([h[k] for h in head_lines]) for k in range(height)]
+    out.append(line(["-" * w for w in widths]))
     out.extend(line(r) for r in rows)
     return "\n".join(out)
 
