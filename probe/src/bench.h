@@ -93,6 +93,12 @@ struct osm_ctx {
 	unsigned ops_per_unit;
 	/* Harness only: 1 while a sampled batch runs (counters may count). */
 	int counting;
+	/* run --lebench-exact: time one call per clock pair as LEBench does.
+	 * The harness then uses fixed_batch instead of calibrating; a
+	 * self-timed benchmark that groups calls per clock pair (mem.mmap)
+	 * times them one by one. */
+	int lebench_exact;
+	uint64_t fixed_batch; /* > 0: every sample is this many operations */
 };
 
 #define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */

@@ -229,8 +229,78 @@ int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
 	return k;
 }
 
+static const struct osm_family *family_named(const char *name, size_t len)
+{
+	for (size_t i = 0; i < osm_n_families; i++)
+		if (strlen(osm_families[i]->name) == len && !strncmp(osm_families[i]->name, name, len))
+			return osm_families[i];
+	return NULL;
+}
+
+int osm_lebench_instance(const struct osm_lebench_row *r, struct osm_instance *out, char *err, size_t len)
+{
+	const char *dot = strchr(r->bench, '.');
+	if (!dot || !family_named(r->bench, (size_t)(dot - r->bench))) {
+		snprintf(err, len, "LEBench row '%s': the %.*s family is not built yet", r->name,
+			 dot ? (int)(dot - r->bench) : (int)strlen(r->bench), r->bench);
+		return 1;
+	}
+	const struct osm_family *f;
+	const struct osm_bench *b = osm_find_bench(r->bench, &f);
+	if (!b) {
+		snprintf(err, len, "LEBench row '%s': no benchmark %s in its family", r->name, r->bench);
+		return -1;
+	}
+	osm_instance_init(out, f, b);
+	char why[512];
+	if (r->params && osm_instance_apply(out, r->params, why, sizeof(why))) {
+		snprintf(err, len, "LEBench row '%s': %s", r->name, why);
+		return -1;
+	}
+	if (r->exact_batch < 1) {
+		snprintf(err, len, "LEBench row '%s': exact_batch must be at least 1", r->name);
+		return -1;
+	}
+	out->row = r;
+	return 0;
+}
+
+/* The lebench suite: the rows of the LEBench table whose benchmark exists,
+ * in LEBench's order. */
+static int lebench_suite(struct osm_instance **out)
+{
+	struct osm_instance *all = calloc(osm_n_lebench_rows, sizeof(*all));
+	if (!all)
+		return -1;
+	int n = 0;
+	char err[512];
+	for (size_t i = 0; i < osm_n_lebench_rows; i++) {
+		int r = osm_lebench_instance(&osm_lebench_rows[i], &all[n], err, sizeof(err));
+		if (r < 0) {
+			free(all);
+			return -1;
+		}
+		n += r == 0;
+	}
+	*out = all;
+	return n;
+}
+
+/* Whether some available LEBench row uses benchmark b. */
+static int in_lebench(const struct osm_bench *b)
+{
+	struct osm_instance in;
+	char err[512];
+	for (size_t i = 0; i < osm_n_lebench_rows; i++)
+		if (osm_lebench_instance(&osm_lebench_rows[i], &in, err, sizeof(err)) == 0 && in.bench == b)
+			return 1;
+	return 0;
+}
+
 int osm_suite_instances(unsigned bit, struct osm_instance **out)
 {
+	if (bit == OSM_SUITE_LEBENCH)
+		return lebench_suite(out);
 	struct osm_instance *all = NULL;
 	int n = 0;
 	for (size_t i = 0; i < osm_n_families; i++) {
@@ -317,7 +387,26 @@ int osm_catalog_check(char *err, size_t len)
 				}
 				free(s);
 			}
+			if (b->suites & OSM_SUITE_LEBENCH) {
+				snprintf(err, len, "%s: the lebench suite is the LEBench table (lebench.c), not a suite bit", name);
+				return -1;
+			}
 		}
+	}
+	for (size_t i = 0; i < osm_n_lebench_rows; i++) {
+		const struct osm_lebench_row *r = &osm_lebench_rows[i];
+		struct osm_instance in;
+		if (!r->name || !r->bench || !r->region) {
+			snprintf(err, len, "LEBench row %zu: name, bench and region are required", i);
+			return -1;
+		}
+		if (osm_lebench_instance(r, &in, err, len) < 0)
+			return -1;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(osm_lebench_rows[k].name, r->name)) {
+				snprintf(err, len, "LEBench row '%s': duplicate name", r->name);
+				return -1;
+			}
 	}
 	return 0;
 }
@@ -347,12 +436,41 @@ void osm_emit_params(struct osm_json *j, const char *key, const struct osm_insta
 	osm_json_obj_end(j);
 }
 
-static void emit_suites(struct osm_json *j, unsigned s)
+static void emit_suites(struct osm_json *j, const struct osm_bench *b)
 {
+	unsigned s = b->suites | (in_lebench(b) ? OSM_SUITE_LEBENCH : 0);
 	osm_json_arr_begin(j, "suites");
 	for (int i = 0; osm_suite_names[i]; i++)
 		if (s & suite_bits[i])
 			osm_json_str(j, NULL, osm_suite_names[i]);
+	osm_json_arr_end(j);
+}
+
+/* `list --json`: the LEBench table ("lebench_rows", docs/schema.md). */
+static void emit_lebench_rows(struct osm_json *j)
+{
+	osm_json_arr_begin(j, "lebench_rows");
+	for (size_t i = 0; i < osm_n_lebench_rows; i++) {
+		const struct osm_lebench_row *r = &osm_lebench_rows[i];
+		struct osm_instance in;
+		char why[512];
+		int st = osm_lebench_instance(r, &in, why, sizeof(why));
+		osm_json_obj_begin(j, NULL);
+		osm_json_str(j, "name", r->name);
+		osm_json_str(j, "bench", r->bench);
+		osm_json_str(j, "given_params", r->params ? r->params : "");
+		if (st == 0)
+			osm_emit_params(j, "params", &in);
+		else
+			osm_json_null(j, "params");
+		osm_json_bool(j, "available", st == 0);
+		osm_json_str(j, "pending", st == 0 ? NULL : why);
+		osm_json_str(j, "region", r->region);
+		osm_json_str(j, "note", r->note);
+		osm_json_int(j, "exact_batch", (int64_t)r->exact_batch);
+		osm_json_int(j, "lebench_iterations", r->lebench_iter);
+		osm_json_obj_end(j);
+	}
 	osm_json_arr_end(j);
 }
 
@@ -399,7 +517,7 @@ void osm_catalog_list_json(FILE *f, int all)
 			if (b->flags & OSM_NEEDS_FREE_CPU)
 				osm_json_str(&j, NULL, "free_cpu");
 			osm_json_arr_end(&j);
-			emit_suites(&j, b->suites);
+			emit_suites(&j, b);
 			osm_json_bool(&j, "hidden", (b->flags & OSM_HIDDEN) != 0);
 			osm_json_arr_begin(&j, "sweep");
 			if (b->sweep) {
@@ -437,6 +555,7 @@ void osm_catalog_list_json(FILE *f, int all)
 		}
 	}
 	osm_json_arr_end(&j);
+	emit_lebench_rows(&j);
 	osm_json_doc_end(&j);
 }
 

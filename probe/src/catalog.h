@@ -8,12 +8,14 @@
 
 #include "bench.h"
 #include "emit.h"
+#include "lebench.h"
 
 /* One benchmark with one set of parameter values: what `run` executes. */
 struct osm_instance {
 	const struct osm_family *fam;
 	const struct osm_bench *bench;
 	struct osm_pval params[OSM_MAX_PARAMS];
+	const struct osm_lebench_row *row; /* the LEBench row it reproduces (suite lebench), or NULL */
 };
 
 extern const struct osm_family *const osm_families[];
@@ -44,7 +46,13 @@ int osm_suite_instances(unsigned bit, struct osm_instance **out);
 int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
 			struct osm_instance **out);
 
-/* Checks every row; returns 0, or -1 with the first problem in err. */
+/* The instance a LEBench row stands for. Returns 0; 1 when the row's
+ * family is not built yet (a pending row, err says which); -1 when the
+ * family exists but the benchmark or its parameters do not (err). */
+int osm_lebench_instance(const struct osm_lebench_row *r, struct osm_instance *out, char *err, size_t len);
+
+/* Checks every row (and every LEBench row); returns 0, or -1 with the
+ * first problem in err. */
 int osm_catalog_check(char *err, size_t len);
 
 void osm_emit_params(struct osm_json *j, const char *key, const struct osm_instance *in);

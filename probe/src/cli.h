@@ -21,6 +21,7 @@ struct osm_run_opts {
 	const char *output;      /* -o FILE or NULL for stdout */
 	int die_with_parent;
 	int quiet;
+	int lebench_exact;       /* --lebench-exact: one call per clock pair, CLOCK_MONOTONIC */
 	int have_counters;       /* --counters given */
 	struct osm_counter_spec counters; /* its validated list */
 };

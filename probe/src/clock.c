@@ -14,9 +14,9 @@ static struct osm_clock_info info;
 const char *osm_clock_names(void)
 {
 #if OSM_HAVE_CYCLE_COUNTER
-	return OSM_COUNTER_NAME " monotonic_raw";
+	return OSM_COUNTER_NAME " monotonic_raw monotonic";
 #else
-	return "monotonic_raw";
+	return "monotonic_raw monotonic";
 #endif
 }
 
@@ -79,17 +79,19 @@ int osm_clock_init(const char *forced, int calibration_ms, char *err, size_t err
 {
 	memset(&info, 0, sizeof(info));
 	info.invariant = -1;
-	int want_counter = 0;
+	int want_counter = 0, want_mono = 0;
 	if (forced) {
 		info.forced = 1;
 		if (!strcmp(forced, "monotonic_raw")) {
 			want_counter = 0;
+		} else if (!strcmp(forced, "monotonic")) {
+			want_mono = 1;
 		}
 #if OSM_HAVE_CYCLE_COUNTER
 		else if (!strcmp(forced, OSM_COUNTER_NAME)) {
 			if (!osm_arch_counter_usable()) {
 				snprintf(err, errlen, "clock '%s' is not usable on this CPU"
-					 " (not invariant or not readable); allowed: monotonic_raw", forced);
+					 " (not invariant or not readable); allowed: monotonic_raw, monotonic", forced);
 				return -1;
 			}
 			want_counter = 1;
@@ -126,8 +128,8 @@ int osm_clock_init(const char *forced, int calibration_ms, char *err, size_t err
 		info.hz = (double)(b.ticks - a.ticks) * 1e9 / (double)(b.raw_ns - a.raw_ns);
 		info.calibration_ns = (double)(b.raw_ns - a.raw_ns);
 	} else {
-		osm_clock_kind = OSM_CLOCK_MONO_RAW;
-		info.source = "monotonic_raw";
+		osm_clock_kind = want_mono ? OSM_CLOCK_MONO : OSM_CLOCK_MONO_RAW;
+		info.source = want_mono ? "monotonic" : "monotonic_raw";
 		info.hz = 1e9;
 		info.calibration_ns = 0;
 	}
@@ -140,4 +142,23 @@ int osm_clock_init(const char *forced, int calibration_ms, char *err, size_t err
 const struct osm_clock_info *osm_clock_get_info(void)
 {
 	return &info;
+}
+
+int osm_clock_kernel_tsc_stable(void)
+{
+#if defined(__x86_64__)
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/available_clocksource", "r");
+	if (!f)
+		return -1;
+	char buf[512] = "";
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (!strcmp(t, "tsc"))
+			return 1;
+	return 0;
+#else
+	return -1;
+#endif
 }

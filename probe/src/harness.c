@@ -106,13 +106,15 @@ static int cmp_double(const void *a, const void *b)
  * The MAD is floored at `mad_floor` (one clock step per operation, in the
  * unit of v): with a coarse clock most samples can be identical, the MAD 0,
  * and sampling would stop at once on a figure quantised to the clock. */
-double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_floor)
+static double robust_rse_median(const double *v, size_t n, double *scratch, double mad_floor,
+				double *med_out)
 {
 	if (n < 2)
 		return INFINITY;
 	memcpy(scratch, v, n * sizeof(double));
 	qsort(scratch, n, sizeof(double), cmp_double);
 	double med = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	*med_out = med;
 	if (med == 0)
 		return INFINITY;
 	for (size_t i = 0; i < n; i++)
@@ -122,6 +124,108 @@ double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_flo
 	if (mad < mad_floor)
 		mad = mad_floor;
 	return 1.2533 * 1.4826 * mad / sqrt((double)n) / fabs(med);
+}
+
+double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_floor)
+{
+	double med;
+	return robust_rse_median(v, n, scratch, mad_floor, &med);
+}
+
+/* s_k of osm_median_tau; head and tail are the sums of ind[0 .. k-1] and
+ * ind[n-k .. n-1], so A_k + B_k = 2 S - head - tail. */
+static double tau_lag_sum(const unsigned char *ind, size_t n, size_t k, size_t total, size_t head,
+			  size_t tail, double p)
+{
+	size_t both = 0;
+	for (size_t t = 0; t + k < n; t++)
+		both += ind[t] & ind[t + k];
+	return (double)both - p * (double)(2 * total - head - tail) + (double)(n - k) * p * p;
+}
+
+/* Integrated autocorrelation time of the median's indicator series, the
+ * definition of docs/statistics.md ("Confidence interval of the median:
+ * dependent samples"), computed exactly as stats.median_tau() in the front
+ * end (test_harness.c pins the two to one value):
+ *
+ *   I_t = 1[v_t <= median],  S = sum I_t,  p = S / n    (tau = 1 if S is 0 or n)
+ *   s_k = C_k - p (A_k + B_k) + (n - k) p^2,  k = 0 .. L,  L = min(n - 1, OSM_TAU_MAX_LAG)
+ *         C_k = sum_{t<n-k} I_t I_{t+k},  A_k = sum_{t<n-k} I_t,  B_k = sum_{t>=k} I_t
+ *         (integer counts; s_k / n is the autocovariance of I_t - p at lag k)
+ *   rho_k = s_k / s_0
+ *   G_j = rho_2j + rho_2j+1 for j = 0, 1, ... while G_j > 0 and 2j + 1 <= L,
+ *         each G_j lowered to G_j-1 if above it (Geyer's initial monotone
+ *         sequence); J pairs summed, M = 2J - 1 the last lag used
+ *   tau = (-1 + 2 sum G_j) / max(0.5, 1 - (2M + 1) / n), clamped to [1, n]
+ *
+ * The median of n dependent samples varies as that of n / tau independent
+ * ones (Bahadur: the median moves with the mean of I_t), so the RSE of
+ * osm_robust_rse() grows by sqrt(tau). The divisor undoes the bias of
+ * autocovariances taken around an estimated centre (about (2M + 1) tau / n).
+ *
+ * Cost: one pass to fill ind (n bytes), then one pass of at most n byte-ANDs
+ * per lag used: lag 0 twice and at most OSM_TAU_MAX_LAG more, so at most
+ * 259 n simple operations whatever the data; on independent samples about
+ * 5 n (the sequence stops at lag 1 to 5). */
+double osm_median_tau(const double *v, size_t n, double median, unsigned char *ind)
+{
+	if (n < 2)
+		return 1.0;
+	size_t total = 0;
+	for (size_t t = 0; t < n; t++) {
+		ind[t] = v[t] <= median;
+		total += ind[t];
+	}
+	if (total == 0 || total == n)
+		return 1.0;
+	double p = (double)total / (double)n;
+	size_t top = n - 1 < OSM_TAU_MAX_LAG ? n - 1 : OSM_TAU_MAX_LAG;
+	double s0 = tau_lag_sum(ind, n, 0, total, 0, 0, p);
+	if (!(s0 > 0))
+		return 1.0;
+	size_t head = 0, tail = 0, pairs = 0;
+	double sum_g = 0, prev_g = INFINITY;
+	while (2 * pairs + 1 <= top) {
+		double rho[2];
+		for (size_t e = 0; e < 2; e++) {
+			size_t k = 2 * pairs + e;
+			if (k > 0) {
+				head += ind[k - 1];
+				tail += ind[n - k];
+			}
+			rho[e] = tau_lag_sum(ind, n, k, total, head, tail, p) / s0;
+		}
+		double g = rho[0] + rho[1];
+		if (!(g > 0))
+			break;
+		if (g > prev_g)
+			g = prev_g;
+		sum_g += g;
+		prev_g = g;
+		pairs++;
+	}
+	if (pairs == 0)
+		return 1.0;
+	double keep = 1.0 - (double)(2 * (2 * pairs - 1) + 1) / (double)n;
+	if (keep < 0.5)
+		keep = 0.5;
+	double tau = (-1.0 + 2.0 * sum_g) / keep;
+	if (tau < 1.0)
+		tau = 1.0;
+	if (tau > (double)n)
+		tau = (double)n;
+	return tau;
+}
+
+double osm_dependent_rse(const double *v, size_t n, double *scratch, double mad_floor, double *tau_out)
+{
+	double med = 0;
+	double rse = robust_rse_median(v, n, scratch, mad_floor, &med);
+	/* scratch (n doubles) is free again: it holds the n indicator bytes. */
+	double tau = n >= 2 ? osm_median_tau(v, n, med, (unsigned char *)scratch) : 1.0;
+	if (tau_out)
+		*tau_out = tau;
+	return rse * sqrt(tau);
 }
 
 const char *osm_stop_rule(const struct osm_budget *b, int64_t n, double rse,
@@ -186,14 +290,14 @@ static double to_unit(const struct osm_ctx *ctx, double ns_per_op)
 /* Calibrate the batch size while warming up: keep running until the batch
  * is calibrated and the warm-up time has passed. */
 static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b,
-				 double t_start, uint64_t *batch_out, double *target_out)
+				 double t_start, uint64_t *batch_out, double *target_out, int *done_out)
 {
 	const struct osm_clock_info *ci = osm_clock_get_info();
 	double T = osm_target_batch_ns(ci->resolution_ns, ci->overhead_ns, b->min_time_s);
 	double one_by_one_ns = fmax(fmax(ONE_BY_ONE_NS, ONE_BY_ONE_OVERHEADS * ci->overhead_ns),
 				    ONE_BY_ONE_STEPS * ci->resolution_ns);
-	uint64_t batch = 1;
-	int fixed = (ctx->bench->flags & OSM_ONE_BY_ONE) != 0;
+	uint64_t batch = ctx->fixed_batch ? ctx->fixed_batch : 1;
+	int fixed = (ctx->bench->flags & OSM_ONE_BY_ONE) != 0 || ctx->fixed_batch > 0;
 	int st;
 	*target_out = T;
 	for (;;) {
@@ -223,6 +327,7 @@ static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b
 		if (now_s() - t_start > b->max_time_s) /* cannot calibrate in budget */
 			break;
 	}
+	*done_out = fixed;
 	*batch_out = batch;
 	return OSM_OK;
 }
@@ -260,7 +365,7 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 		osm_counters_open(ctx->counters);
 
 	uint64_t batch = 1;
-	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns);
+	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns, &m->calibrated);
 	m->batch = batch;
 	size_t cap = 0;
 	double *scratch = NULL;
@@ -291,8 +396,10 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 			st = osm_fail(ctx, OSM_ERROR, "out of memory for samples");
 			break;
 		}
-		/* The robust RSE sorts, so it is recomputed only when the sample
-		 * count has grown by 5 % (and at min_samples): O(n log n) overall. */
+		/* The robust RSE sorts, and its tau costs up to 259 n (see
+		 * osm_median_tau), so it is recomputed only when the sample count
+		 * has grown by 5 % (and at min_samples): the checks of a whole
+		 * instance sum to about 21 final-n's worth of work, O(n log n). */
 		if (m->n >= next_check || m->n == (size_t)b->min_samples) {
 			double *ns = realloc(scratch, cap * sizeof(double));
 			if (!ns) {
@@ -300,7 +407,7 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 				break;
 			}
 			scratch = ns;
-			rse = osm_robust_rse(m->values, m->n, scratch, step_floor(ctx, m, batch));
+			rse = osm_dependent_rse(m->values, m->n, scratch, step_floor(ctx, m, batch), &m->tau);
 			next_check = m->n + m->n / 20 + 1;
 		}
 		double tn = now_s();
@@ -308,7 +415,17 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 		if (m->stop_reason)
 			break;
 	}
+	/* The precision reached, from every sample (the loop recomputes it
+	 * only every 5 %). */
+	if (st == OSM_OK && m->n >= 2) {
+		double *ns = realloc(scratch, m->n * sizeof(double));
+		if (ns) {
+			scratch = ns;
+			rse = osm_dependent_rse(m->values, m->n, scratch, step_floor(ctx, m, batch), &m->tau);
+		}
+	}
 	free(scratch);
+	m->rse = rse;
 	if (ctx->counters)
 		osm_counters_finish(ctx->counters);
 	if (bn->teardown)

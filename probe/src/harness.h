@@ -12,7 +12,7 @@ struct osm_budget {
 	double min_time_s;   /* sample at least this long (after warm-up) */
 	double max_time_s;   /* stop sampling after this long, whatever the RSE */
 	double warmup_s;     /* run untimed batches at least this long first */
-	double target_rse;   /* stop when the robust RSE of the median falls under this */
+	double target_rse;   /* stop when the robust RSE of the median (x sqrt(tau)) falls under this */
 	int64_t min_samples; /* never fewer samples (unless max_time stops first) */
 	int64_t max_samples; /* never more samples */
 };
@@ -24,6 +24,9 @@ struct osm_measurement {
 	double elapsed_s;        /* whole instance, warm-up and calibration included */
 	const char *stop_reason; /* "rse", "max_time", "max_samples" */
 	double target_batch_ns;  /* the batch length calibration aimed at */
+	double rse;              /* the stopping rule's relative standard error at the stop */
+	double tau;              /* the autocorrelation time in that rse (osm_median_tau); 0 if none */
+	int calibrated;          /* 0: the batch size was still being calibrated at max_time */
 };
 
 /* The batch length calibration aims at:
@@ -37,9 +40,25 @@ double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_
 uint64_t osm_next_batch(uint64_t b, double t_ns, double target_ns);
 
 /* Robust RSE of the median from the MAD, the MAD floored at mad_floor
- * (formula in harness.c); scratch must hold n doubles. INFINITY for n < 2
- * or a zero median. */
+ * (formula in harness.c), for independent samples; scratch must hold n
+ * doubles. INFINITY for n < 2 or a zero median. */
 double osm_robust_rse(const double *v, size_t n, double *scratch, double mad_floor);
+
+/* Largest lag of osm_median_tau's autocorrelation sum: bounds its cost
+ * (n per lag) and caps tau at about 2 * 256 + 1. The front end's
+ * stats.TAU_MAX_LAG is the same number. */
+#define OSM_TAU_MAX_LAG 256
+
+/* Integrated autocorrelation time (>= 1) of the indicator series
+ * 1[v_t <= median]: the median of these n samples is worth n / tau
+ * independent ones (formula in harness.c, docs/statistics.md). ind must
+ * hold n bytes. 1 for n < 2. */
+double osm_median_tau(const double *v, size_t n, double median, unsigned char *ind);
+
+/* What the stopping rule uses: osm_robust_rse() * sqrt(tau), tau from
+ * osm_median_tau() about the samples' median (stored in *tau_out unless
+ * NULL). scratch must hold n doubles. */
+double osm_dependent_rse(const double *v, size_t n, double *scratch, double mad_floor, double *tau_out);
 /* Whether sampling stops now, and why (NULL = go on), given n samples whose
  * robust RSE is rse. min_time counts sampling time only; max_time counts the
  * whole instance (total_s). */

@@ -93,8 +93,15 @@ static int cmd_sysinfo(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* What a result says about how it was measured (result.flags, schema.md). */
+struct run_state {
+	int pinned;     /* the pin to the chosen CPU succeeded */
+	int tsc_stable; /* clock is tsc: 1 the kernel trusts it, 0 marked unstable, -1 unknown */
+};
+
 static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu, int cpu_requested,
-		      const char *fifo_why, const char *mlock_why)
+		      const char *fifo_why, const char *mlock_why, const struct run_state *rs,
+		      const char *pin_why)
 {
 	const struct osm_clock_info *ci = osm_clock_get_info();
 	char ts[32];
@@ -117,9 +124,16 @@ static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu,
 	else
 		osm_json_bool(j, "invariant", ci->invariant);
 	osm_json_num(j, "calibration_ns", ci->calibration_ns);
+	if (rs->tsc_stable < 0)
+		osm_json_null(j, "kernel_stable");
+	else
+		osm_json_bool(j, "kernel_stable", rs->tsc_stable);
 	osm_json_obj_end(j);
 	osm_json_int(j, "cpu", cpu);
 	osm_json_str(j, "cpu_choice", cpu_requested ? "requested" : "least_busy");
+	osm_json_bool(j, "pinned", rs->pinned);
+	osm_json_str(j, "pin_error", pin_why);
+	osm_json_bool(j, "lebench_exact", o->lebench_exact);
 	osm_json_obj_begin(j, "fifo");
 	if (o->fifo)
 		osm_json_int(j, "requested", o->fifo);
@@ -158,10 +172,12 @@ static void emit_head(struct osm_json *j, const char *type, const char *name,
 	osm_json_record_begin(j, type);
 	osm_json_str(j, "bench", name);
 	osm_emit_params(j, "params", in);
+	osm_json_str(j, "lebench_row", in->row ? in->row->name : NULL);
 }
 
 static void emit_measurement(struct osm_json *j, const char *name, const struct osm_instance *in,
-			     const struct osm_ctx *ctx, const struct osm_measurement *m)
+			     const struct osm_ctx *ctx, const struct osm_measurement *m,
+			     const struct osm_budget *budget, const struct run_state *rs)
 {
 	const char *unit = osm_unit_name(in->bench->unit);
 	emit_head(j, "samples", name, in);
@@ -191,10 +207,22 @@ static void emit_measurement(struct osm_json *j, const char *name, const struct 
 	osm_json_str(j, "placement", ctx->placement);
 	osm_json_num(j, "elapsed_s", m->elapsed_s);
 	osm_json_str(j, "stop_reason", m->stop_reason);
+	osm_json_num(j, "rse", m->rse);
 	if (in->bench->unit == OSM_UNIT_NS && !strcmp(ci->source, "tsc"))
 		osm_json_num(j, "ref_cycles", median * ci->hz / 1e9);
 	else
 		osm_json_null(j, "ref_cycles");
+	/* What the figure cannot vouch for (docs/schema.md, result.flags). */
+	osm_json_arr_begin(j, "flags");
+	if (!m->calibrated)
+		osm_json_str(j, NULL, "calibration-timeout");
+	if (!m->calibrated || !(m->rse <= budget->target_rse))
+		osm_json_str(j, NULL, "precision-unmet");
+	if (!rs->pinned)
+		osm_json_str(j, NULL, "not-pinned");
+	if (!strcmp(ci->source, "tsc") && rs->tsc_stable == 0)
+		osm_json_str(j, NULL, "tsc-unstable");
+	osm_json_arr_end(j);
 	osm_json_obj_begin(j, "extra");
 	for (int i = 0; i < ctx->n_extra; i++)
 		osm_json_num(j, ctx->extra[i].key, ctx->extra[i].value);
@@ -212,7 +240,8 @@ static void emit_counters(struct osm_json *j, const char *name, const struct osm
 }
 
 static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
-		   const struct osm_budget *budget, const struct osm_counter_spec *cspec)
+		   const struct osm_budget *budget, const struct osm_counter_spec *cspec,
+		   int lebench_exact, const struct run_state *rs)
 {
 	char name[128];
 	osm_full_name(in->fam, in->bench, name, sizeof(name));
@@ -222,6 +251,11 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	memcpy(ctx.params, in->params, sizeof(ctx.params));
 	ctx.cpu = cpu;
 	ctx.workdir = NULL;
+	if (lebench_exact) {
+		/* One call per clock pair, or what LEBench times per pair. */
+		ctx.lebench_exact = 1;
+		ctx.fixed_batch = in->row ? in->row->exact_batch : 1;
+	}
 	if (cspec && !(ctx.counters = osm_counters_new(cspec)))
 		osm_warn("%s: no memory for the counters; running without them", name);
 
@@ -234,7 +268,7 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 		st = osm_measure(&ctx, budget, &m);
 
 	if (st == OSM_OK) {
-		emit_measurement(j, name, in, &ctx, &m);
+		emit_measurement(j, name, in, &ctx, &m, budget, rs);
 		if (ctx.counters)
 			emit_counters(j, name, in, ctx.counters);
 	} else {
@@ -283,8 +317,15 @@ static int cmd_run(int argc, char **argv)
 	osm_cleanup_install_signals(fileno(out));
 
 	int cpu = o.cpu >= 0 ? o.cpu : osm_least_busy_cpu(50);
-	if (osm_pin_self(cpu))
-		osm_warn("cannot pin to CPU %d: %s", cpu, strerror(errno));
+	struct run_state rs = {1, osm_clock_kernel_tsc_stable()};
+	char pin_why[256];
+	const char *pw = NULL;
+	if (osm_pin_self(cpu)) {
+		rs.pinned = 0;
+		snprintf(pin_why, sizeof(pin_why), "cannot pin to CPU %d: %s", cpu, strerror(errno));
+		pw = pin_why;
+		osm_warn("%s; every result is flagged not-pinned", pin_why);
+	}
 	char fifo_why[256], mlock_why[256];
 	const char *fw = NULL, *mw = NULL;
 	if (o.fifo && osm_set_fifo(o.fifo, fifo_why, sizeof(fifo_why))) {
@@ -298,7 +339,7 @@ static int cmd_run(int argc, char **argv)
 
 	struct osm_json j;
 	osm_json_init(&j, out);
-	emit_meta(&j, &o, cpu, o.cpu >= 0, fw, mw);
+	emit_meta(&j, &o, cpu, o.cpu >= 0, fw, mw, &rs, pw);
 	int failed = 0;
 	char name[128];
 	for (int i = 0; i < o.n_instances; i++) {
@@ -309,8 +350,10 @@ static int cmd_run(int argc, char **argv)
 		osm_json_int(&j, "total", o.n_instances);
 		osm_json_str(&j, "bench", name);
 		osm_emit_params(&j, "params", in);
+		osm_json_str(&j, "lebench_row", in->row ? in->row->name : NULL);
 		osm_json_record_end(&j);
-		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL) == OSM_ERROR)
+		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL, o.lebench_exact,
+			    &rs) == OSM_ERROR)
 			failed = 1;
 		if (ferror(out)) {
 			osm_err("cannot write the output: %s", strerror(errno));

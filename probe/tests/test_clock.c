@@ -96,7 +96,8 @@ static void check_info(const char *want_source, int forced)
 	   ci->resolution_ns);
 	ok(ci->overhead_ns >= 0 && ci->overhead_ns < 1e6, "%s: overhead %g ns", ci->source,
 	   ci->overhead_ns);
-	is_int(osm_clock_kind, strcmp(ci->source, "monotonic_raw") ? OSM_CLOCK_COUNTER : OSM_CLOCK_MONO_RAW,
+	is_int(osm_clock_kind, !strcmp(ci->source, "monotonic_raw") ? OSM_CLOCK_MONO_RAW
+			       : !strcmp(ci->source, "monotonic") ? OSM_CLOCK_MONO : OSM_CLOCK_COUNTER,
 	       "%s: clock kind matches the source", ci->source);
 }
 
@@ -123,8 +124,17 @@ int main(void)
 	check_monotonic("monotonic_raw");
 	check_rate("monotonic_raw");
 
+	/* Forced monotonic (CLOCK_MONOTONIC, LEBench's clock: --lebench-exact). */
+	if (!ok(osm_clock_init("monotonic", 50, err, sizeof(err)) == 0,
+		"osm_clock_init(\"monotonic\") works"))
+		diag("%s", err);
+	check_info("monotonic", 1);
+	is_double_near(osm_clock_get_info()->hz, 1e9, 0, "monotonic ticks in ns");
+	check_monotonic("monotonic");
+	check_rate("monotonic");
+
 	/* Unknown names fail and say what is allowed. */
-	static const char *const bad[] = {"bogus", "", "MONOTONIC_RAW", "monotonic", "tsc ",
+	static const char *const bad[] = {"bogus", "", "MONOTONIC_RAW", "monotonic ", "mono", "tsc ",
 #if defined(__x86_64__)
 					  "cntvct",
 #else

@@ -1,8 +1,9 @@
 /* test_harness.c - batch calibration and stopping rules.
  *
  * The pure pieces (osm_target_batch_ns, osm_next_batch, osm_robust_rse,
- * osm_stop_rule, osm_median) are checked against tables and direct
- * computations. osm_measure is then driven by self-timed fake benchmarks
+ * osm_median_tau, osm_stop_rule, osm_median) are checked against tables and
+ * direct computations; osm_median_tau also against a value computed by the
+ * front end's stats.median_tau, so the probe and the front end agree. osm_measure is then driven by self-timed fake benchmarks
  * that report a scripted duration per batch (a fake clock), so its stop
  * reasons and values are deterministic; only wall-clock budgets use time. */
 #include <errno.h>
@@ -71,6 +72,13 @@ static double rnd(void)
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return (double)((rng_state * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+/* Standard normal (Box-Muller) from rnd(). */
+static double gauss(void)
+{
+	double u = rnd(), w = rnd();
+	return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * w);
 }
 
 static void test_target(void)
@@ -177,6 +185,127 @@ static void test_rse(void)
 		       "robust rse of -1..-9 is positive");
 }
 
+/* tau written out independently of harness.c, as docs/statistics.md states
+ * it: autocovariances of the centred indicator in doubles, Geyer's initial
+ * monotone sequence, the window's bias divisor, clamped to [1, n]. */
+static double direct_tau(const double *v, size_t n)
+{
+	if (n < 2)
+		return 1.0;
+	double med = direct_median(v, n), mean = 0;
+	double *y = malloc(n * sizeof(double));
+	for (size_t t = 0; t < n; t++)
+		mean += (y[t] = v[t] <= med);
+	mean /= (double)n;
+	for (size_t t = 0; t < n; t++)
+		y[t] -= mean;
+	size_t top = n - 1 < OSM_TAU_MAX_LAG ? n - 1 : OSM_TAU_MAX_LAG;
+	double c[OSM_TAU_MAX_LAG + 1];
+	for (size_t k = 0; k <= top; k++) {
+		c[k] = 0;
+		for (size_t t = 0; t + k < n; t++)
+			c[k] += y[t] * y[t + k];
+	}
+	free(y);
+	if (!(c[0] > 0))
+		return 1.0;
+	double sum = 0, prev = INFINITY;
+	size_t j = 0;
+	for (; 2 * j + 1 <= top; j++) {
+		double g = (c[2 * j] + c[2 * j + 1]) / c[0];
+		if (g <= 0)
+			break;
+		prev = g < prev ? g : prev;
+		sum += prev;
+	}
+	if (j == 0)
+		return 1.0;
+	double keep = fmax(0.5, 1.0 - (double)(2 * (2 * j - 1) + 1) / (double)n);
+	return fmin(fmax(1.0, (-1.0 + 2.0 * sum) / keep), (double)n);
+}
+
+/* An AR(1) series of unit variance, x_t = phi x_t-1 + sqrt(1 - phi^2) e_t. */
+static void ar1(double *v, size_t n, double phi, double mean, double sd)
+{
+	double z = gauss();
+	for (size_t t = 0; t < n; t++) {
+		if (t)
+			z = phi * z + sqrt(1 - phi * phi) * gauss();
+		v[t] = mean + sd * z;
+	}
+}
+
+static double tau_of(const double *v, size_t n)
+{
+	static unsigned char ind[60000];
+	return osm_median_tau(v, n, direct_median(v, n), ind);
+}
+
+static void test_tau(void)
+{
+	/* The front end's stats.median_tau of this series is 8.311244377811096
+	 * (tests/unit/test_stats.py, PINNED_SERIES / PINNED_TAU: computed in
+	 * Python and written here). An AR(1) with phi = 0.8, rounded to 0.1:
+	 * a tie at the median (101.7), one monotone correction, a clear stop. */
+	static const double pinned[48] = {
+		93.4,  95.9,  87.3,  96.8,  100.6, 99.0,  97.7,  99.7,  98.4,  97.6,  101.7, 103.9,
+		102.8, 101.8, 102.3, 98.7,  97.0,  100.3, 99.6,  92.8,  91.9,  96.8,  96.3,  96.3,
+		100.2, 109.3, 103.9, 109.8, 101.7, 102.3, 96.0,  103.5, 107.0, 111.3, 104.6, 107.1,
+		103.1, 100.2, 102.7, 106.5, 106.2, 101.9, 97.4,  105.1, 107.1, 109.2, 118.3, 110.6,
+	};
+	is_double_near(tau_of(pinned, 48), 8.311244377811096, 1e-12 * 8.3,
+		       "tau of the pinned series = stats.median_tau's 8.311244377811096");
+
+	static double v[50000], scratch[50000];
+	unsigned char *ind = (unsigned char *)scratch;
+	is_double_near(osm_median_tau(v, 0, 0, ind), 1, 0, "tau of 0 samples is 1");
+	v[0] = 3;
+	is_double_near(osm_median_tau(v, 1, 3, ind), 1, 0, "tau of 1 sample is 1");
+	for (int i = 0; i < 100; i++)
+		v[i] = 42;
+	is_double_near(tau_of(v, 100), 1, 0, "tau of constant samples is 1 (nothing varies)");
+	for (int i = 0; i < 200; i++)
+		v[i] = i % 2 ? 3 : 1;
+	is_double_near(tau_of(v, 200), 1, 0, "tau of alternating samples is 1 (anti-correlation not credited)");
+	for (int i = 0; i < 400; i++)
+		v[i] = (i / 20) % 2 ? 3 : 1;
+	ok(tau_of(v, 400) > 10, "tau of runs of 20 equal samples is large (%g)", tau_of(v, 400));
+
+	static const struct {
+		size_t n;
+		double phi;
+	} cases[] = {{2, 0}, {3, 0.5}, {10, 0.9}, {51, 0}, {400, 0.5}, {3000, 0.9}, {3000, 0}, {20000, 0.99}};
+	for (size_t c = 0; c < N(cases); c++) {
+		ar1(v, cases[c].n, cases[c].phi, 100, 5);
+		double want = direct_tau(v, cases[c].n), got = tau_of(v, cases[c].n);
+		is_double_near(got, want, 1e-9 * want, "tau of AR(1) phi=%g n=%zu = direct (%g)", cases[c].phi,
+			       cases[c].n, want);
+		for (size_t i = 0; i < cases[c].n; i++) /* ties: rounded to 1 */
+			v[i] = round(v[i]);
+		want = direct_tau(v, cases[c].n);
+		is_double_near(tau_of(v, cases[c].n), want, 1e-9 * want,
+			       "tau of rounded AR(1) phi=%g n=%zu = direct (%g)", cases[c].phi, cases[c].n, want);
+	}
+	/* Gaussian AR(1), phi = 0.9: theory 1 + 2 sum (2/pi) asin(0.9^k) = 13.28. */
+	ar1(v, 50000, 0.9, 1000, 50);
+	double tau = tau_of(v, 50000);
+	ok(tau > 0.85 * 13.28 && tau < 1.15 * 13.28, "tau of AR(1) phi=0.9, n=50000: %g ~ 13.28", tau);
+	/* The stopping rule's RSE is the iid robust RSE times sqrt(tau). */
+	double tau_out = 0, iid = osm_robust_rse(v, 50000, scratch, 0);
+	double dep = osm_dependent_rse(v, 50000, scratch, 0, &tau_out);
+	is_double_near(tau_out, tau, 1e-12 * tau, "dependent_rse reports tau");
+	is_double_near(dep, iid * sqrt(tau), 1e-12 * dep, "dependent rse = robust rse x sqrt(tau)");
+	for (size_t i = 0; i < 50000; i++)
+		v[i] = 1000 + 50 * gauss();
+	tau = tau_of(v, 50000);
+	ok(tau >= 1 && tau < 1.1, "tau of 50000 independent samples: %g ~ 1", tau);
+	/* Bounded cost: a series correlated beyond the lag cap stops at it. */
+	for (size_t i = 0; i < 50000; i++)
+		v[i] = (i / 2000) % 2 ? 3 : 1;
+	tau = tau_of(v, 50000);
+	ok(tau > 400 && tau <= 2.0 * OSM_TAU_MAX_LAG + 1.5, "tau is capped by OSM_TAU_MAX_LAG (%g)", tau);
+}
+
 static void test_stop_rule(void)
 {
 	const struct osm_budget b = {
@@ -247,6 +376,9 @@ static struct {
 	int n_pattern;
 	double bytes_per_op;  /* set in setup when > 0 */
 	int noisy;            /* pattern[0] * (1 + uniform[0, 1)) instead */
+	double ar_sd;         /* > 0: pattern[0] * (1 + ar_sd * z_t), z an AR(1) of unit variance */
+	double ar_phi;        /* its lag-1 correlation (0: independent samples) */
+	double ar_z;
 } fk;
 
 static int fake_setup(struct osm_ctx *ctx)
@@ -267,6 +399,10 @@ static int fake_run(struct osm_ctx *ctx, uint64_t batch)
 		return osm_fail_errno(ctx, "open widget");
 	}
 	double per_op = fk.noisy ? fk.pattern[0] * (1.0 + rnd()) : fk.pattern[fk.runs % fk.n_pattern];
+	if (fk.ar_sd > 0) {
+		fk.ar_z = fk.runs == 1 ? gauss() : fk.ar_phi * fk.ar_z + sqrt(1 - fk.ar_phi * fk.ar_phi) * gauss();
+		per_op = fk.pattern[0] * (1.0 + fk.ar_sd * fk.ar_z);
+	}
 	ctx->self_ns = per_op * (double)batch;
 	return OSM_OK;
 }
@@ -357,6 +493,27 @@ static void test_measure(void)
 		ok(m.n >= 1, "max_time: has samples (%zu)", m.n);
 		osm_measurement_free(&m);
 	}
+	/* Dependent samples need more of them: 1 ms +- 5 %, independent or an
+	 * AR(1) with phi = 0.9 (tau ~ 13). Independent: n ~ (1.2533 * 0.05 /
+	 * 0.002)^2 ~ 980; AR(1): about tau times that. */
+	{
+		struct osm_budget b = {.min_time_s = 0, .max_time_s = 60, .warmup_s = 0,
+				       .target_rse = 0.002, .min_samples = 10, .max_samples = 1000000};
+		size_t n_iid = 0, n_ar = 0;
+		for (int dep = 0; dep < 2; dep++) {
+			fake_reset(1e6, 1e6);
+			fk.ar_sd = 0.05;
+			fk.ar_phi = dep ? 0.9 : 0;
+			is_int(measure(&b, &m, &ctx), OSM_OK, "%s: OK", dep ? "AR(1)" : "iid");
+			is_str(m.stop_reason, "rse", "%s: stops on rse", dep ? "AR(1)" : "iid");
+			ok(m.rse <= 0.002 && m.tau >= 1, "%s: n=%zu rse=%g tau=%g", dep ? "AR(1)" : "iid", m.n, m.rse,
+			   m.tau);
+			*(dep ? &n_ar : &n_iid) = m.n;
+			osm_measurement_free(&m);
+		}
+		ok(n_iid > 500 && n_iid < 2000, "iid: about 980 samples (%zu)", n_iid);
+		ok(n_ar > 5 * n_iid, "AR(1) phi=0.9 needs many more samples than iid (%zu vs %zu)", n_ar, n_iid);
+	}
 	/* Skip from setup: no values, no teardown, the reason kept. */
 	{
 		struct osm_budget b = {.min_time_s = 0.01, .max_time_s = 1, .target_rse = 0.01,
@@ -430,6 +587,7 @@ int main(void)
 	test_target();
 	test_next_batch();
 	test_rse();
+	test_tau();
 	test_stop_rule();
 	test_median();
 	test_measure();

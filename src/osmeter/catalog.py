@@ -35,10 +35,27 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class LebenchRow:
+    """One of LEBench's figures and the benchmark that reproduces it (docs/lebench.md)."""
+
+    name: str  # LEBench's name: "fork", "fork Child", "small read"
+    bench: str
+    given_params: str  # as the table gives them: "vmas=6000"
+    params: dict[str, Any] | None  # every parameter, resolved; None while the row is pending
+    available: bool
+    pending: str | None  # why not available: the family is not built yet
+    region: str  # LEBench's timed region
+    note: str | None  # where osmeter's harness differs by default
+    exact_batch: int  # operations LEBench times per clock pair
+    lebench_iterations: int
+
+
+@dataclass(frozen=True)
 class Catalog:
     probe_version: str
     suites: tuple[str, ...]
     benchmarks: tuple[Benchmark, ...]
+    lebench_rows: tuple[LebenchRow, ...] = ()
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
@@ -77,6 +94,30 @@ def _benchmark(b: Any, i: int) -> Benchmark:
     )
 
 
+def _lebench_row(r: Any, i: int) -> LebenchRow:
+    where = f"lebench_rows[{i}]"
+    if not isinstance(r, dict):
+        raise ProbeError(f"list: {where} must be an object")
+    for key in ("name", "bench", "given_params", "region"):
+        if not isinstance(r.get(key), str):
+            raise ProbeError(f"list: {where}.{key} must be a string")
+    params = r.get("params")
+    if params is not None and not isinstance(params, dict):
+        raise ProbeError(f"list: {where}.params must be an object or null")
+    return LebenchRow(
+        name=r["name"],
+        bench=r["bench"],
+        given_params=r["given_params"],
+        params=params,
+        available=bool(r.get("available")),
+        pending=r.get("pending") if isinstance(r.get("pending"), str) else None,
+        region=r["region"],
+        note=r.get("note") if isinstance(r.get("note"), str) else None,
+        exact_batch=int(r.get("exact_batch", 1)),
+        lebench_iterations=int(r.get("lebench_iterations", 0)),
+    )
+
+
 def parse_catalog(doc: Mapping[str, Any]) -> Catalog:
     try:
         check_schema_version(doc.get("schema"), "list")
@@ -85,10 +126,14 @@ def parse_catalog(doc: Mapping[str, Any]) -> Catalog:
     benchmarks = doc.get("benchmarks")
     if not isinstance(benchmarks, list):
         raise ProbeError("list: 'benchmarks' must be an array")
+    rows = doc.get("lebench_rows", [])  # probes before 0.2 have no table
+    if not isinstance(rows, list):
+        raise ProbeError("list: 'lebench_rows' must be an array")
     return Catalog(
         probe_version=str(doc.get("probe_version", "")),
         suites=_strings(doc.get("suites", []), "suites"),
         benchmarks=tuple(_benchmark(b, i) for i, b in enumerate(benchmarks)),
+        lebench_rows=tuple(_lebench_row(r, i) for i, r in enumerate(rows)),
     )
 
 

@@ -115,3 +115,15 @@ class BenchResult:
     def elapsed_s(self) -> float:
         value = self.record.get("elapsed_s")
         return float(value) if isinstance(value, (int, float)) else math.nan
+
+    @property
+    def lebench_row(self) -> str | None:
+        """The LEBench row this result reproduces, as the probe labelled it (suite lebench)."""
+        value = self.record.get("lebench_row")
+        return value if isinstance(value, str) else None
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """What the probe says the figure cannot vouch for (docs/schema.md, result.flags)."""
+        value = self.record.get("flags")
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()

@@ -17,8 +17,12 @@ def done_line(event: InstanceDone, done: int) -> str:
     r, p = event.result, event.progress
     position = f"[{p.index + 1}/{p.total}]" if p is not None else f"[{done}]"
     what = describe_instance(r.bench, r.params)
+    if r.lebench_row:
+        what = f"{r.lebench_row!r} ({what})"
     if r.summary is not None:
         outcome = f"{fmt_num(r.summary.median)} {r.unit}"
+        if "precision-unmet" in r.flags:
+            outcome += " (precision-unmet)"
     elif r.status == "skip":
         outcome = f"skipped: {r.reason}"
     else:
@@ -40,9 +44,11 @@ class PlainProgress:
     def show(self, event: Event | None) -> None:
         if isinstance(event, RunStarted):
             m = event.meta
+            exact = ", LEBench-exact (one call per clock pair)" if m.raw.get("lebench_exact") else ""
+            pinned = "" if m.raw.get("pinned", True) else f", NOT pinned: {m.raw.get('pin_error')}"
             self._print(
                 f"run {event.run_id}: osmeter-probe {m.probe_version}, clock {m.clock.source}, "
-                f"CPU {m.cpu} ({m.cpu_choice.replace('_', ' ')})"
+                f"CPU {m.cpu} ({m.cpu_choice.replace('_', ' ')}{pinned}){exact}"
             )
         elif isinstance(event, InstanceDone):
             self._done += 1
@@ -87,7 +93,8 @@ class BarProgress(PlainProgress):
     def show(self, event: Event | None) -> None:
         if isinstance(event, InstanceStarted):
             p = event.progress
-            self._draw(p.index, p.total, describe_instance(p.bench, p.params))
+            what = describe_instance(p.bench, p.params)
+            self._draw(p.index, p.total, f"{p.lebench_row!r} ({what})" if p.lebench_row else what)
             return
         if isinstance(event, InstanceDone):
             self._clear()

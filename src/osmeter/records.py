@@ -96,6 +96,23 @@ class _Fields:
             raise self._bad(key, "a string or null", v)
         return v
 
+    def later_text(self, key: str) -> str | None:
+        """A string-or-null key that files of older probes do not have."""
+        return self.opt_text(key) if key in self._obj else None
+
+    def later_number(self, key: str) -> float | None:
+        """A number-or-null key that files of older probes do not have."""
+        return self.opt_number(key) if key in self._obj else None
+
+    def later_texts(self, key: str) -> tuple[str, ...]:
+        """A list of strings that files of older probes do not have (then empty)."""
+        if key not in self._obj:
+            return ()
+        v = self._obj[key]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise self._bad(key, "an array of strings", v if not isinstance(v, list) else "[...]")
+        return tuple(v)
+
     def flag(self, key: str) -> bool:
         v = self.value(key)
         if not isinstance(v, bool):
@@ -129,7 +146,7 @@ class _Fields:
 
 @dataclass(frozen=True)
 class Clock:
-    source: str  # tsc, cntvct or monotonic_raw
+    source: str  # tsc, cntvct, monotonic_raw or monotonic
     forced: bool  # chosen with --clock
     hz: float  # ticks per second
     tick_ns: float
@@ -163,6 +180,7 @@ class Progress:
     total: int
     bench: str
     params: dict[str, Any]
+    lebench_row: str | None = None  # the LEBench row it reproduces (suite lebench)
 
 
 @dataclass(frozen=True)
@@ -191,6 +209,9 @@ class Result:
     ref_cycles: float | None
     extra: dict[str, Any]
     raw: dict[str, Any]
+    lebench_row: str | None = None
+    rse: float | None = None  # the stopping rule's relative standard error at the stop
+    flags: tuple[str, ...] = ()  # precision-unmet, calibration-timeout, not-pinned, tsc-unstable
 
 
 @dataclass(frozen=True)
@@ -199,6 +220,7 @@ class Skip:
     params: dict[str, Any]
     reason: str
     raw: dict[str, Any]
+    lebench_row: str | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +229,7 @@ class Error:
     params: dict[str, Any]
     message: str
     raw: dict[str, Any]
+    lebench_row: str | None = None
 
 
 @dataclass(frozen=True)
@@ -268,7 +291,11 @@ def _meta(f: _Fields, raw: dict[str, Any]) -> Meta:
 
 def _progress(f: _Fields, raw: dict[str, Any]) -> Progress:
     return Progress(
-        index=f.integer("index", 0), total=f.integer("total", 0), bench=f.text("bench"), params=f.mapping("params")
+        index=f.integer("index", 0),
+        total=f.integer("total", 0),
+        bench=f.text("bench"),
+        params=f.mapping("params"),
+        lebench_row=f.later_text("lebench_row"),
     )
 
 
@@ -299,15 +326,30 @@ def _result(f: _Fields, raw: dict[str, Any]) -> Result:
         ref_cycles=f.opt_number("ref_cycles"),
         extra=f.mapping("extra"),
         raw=raw,
+        lebench_row=f.later_text("lebench_row"),
+        rse=f.later_number("rse"),
+        flags=f.later_texts("flags"),
     )
 
 
 def _skip(f: _Fields, raw: dict[str, Any]) -> Skip:
-    return Skip(bench=f.text("bench"), params=f.mapping("params"), reason=f.text("reason"), raw=raw)
+    return Skip(
+        bench=f.text("bench"),
+        params=f.mapping("params"),
+        reason=f.text("reason"),
+        raw=raw,
+        lebench_row=f.later_text("lebench_row"),
+    )
 
 
 def _error(f: _Fields, raw: dict[str, Any]) -> Error:
-    return Error(bench=f.text("bench"), params=f.mapping("params"), message=f.text("message"), raw=raw)
+    return Error(
+        bench=f.text("bench"),
+        params=f.mapping("params"),
+        message=f.text("message"),
+        raw=raw,
+        lebench_row=f.later_text("lebench_row"),
+    )
 
 
 def _counters(f: _Fields, raw: dict[str, Any]) -> Counters:

@@ -29,6 +29,8 @@ CASES = [
     (["run", "syscall.null", "--fifo", "0"], ["out of range", "1..99"]),
     (["run", "syscall.null", "--fifo", "100"], ["out of range", "1..99"]),
     (["run", "syscall.null", "--clock", "sundial"], ["unknown clock", "monotonic_raw"]),
+    (["run", "syscall.null", "--clock", "monotonic_ra"], ["unknown clock", "monotonic_raw monotonic"]),
+    (["run", "syscall.null", "--clock", "raw"], ["unknown clock"]),
     (["run", "--suite", "huge"], ["unknown suite", "quick, standard, full"]),
     (["run", "--suite", "quick", "syscall.null"], ["not both"]),
     (["run"], ["nothing to run"]),

@@ -10,19 +10,22 @@ from probe_helpers import run_probe
 
 KEYS = {
     "meta": {"type", "schema", "probe_version", "command", "suite", "start_time", "clock", "cpu",
-             "cpu_choice", "fifo", "mlock", "budget", "build", "machine"},
-    "progress": {"type", "index", "total", "bench", "params"},
-    "samples": {"type", "bench", "params", "unit", "batch", "values"},
-    "result": {"type", "bench", "params", "unit", "n", "min", "median", "mean", "batch", "cpu",
-               "placement", "elapsed_s", "stop_reason", "ref_cycles", "extra"},
-    "skip": {"type", "bench", "params", "reason"},
-    "error": {"type", "bench", "params", "message"},
-    "counters": {"type", "bench", "params", "ops", "kernel", "kernel_reason", "inherit", "counters"},
+             "cpu_choice", "pinned", "pin_error", "lebench_exact", "fifo", "mlock", "budget", "build",
+             "machine"},
+    "progress": {"type", "index", "total", "bench", "params", "lebench_row"},
+    "samples": {"type", "bench", "params", "lebench_row", "unit", "batch", "values"},
+    "result": {"type", "bench", "params", "lebench_row", "unit", "n", "min", "median", "mean", "batch",
+               "cpu", "placement", "elapsed_s", "stop_reason", "rse", "ref_cycles", "flags", "extra"},
+    "skip": {"type", "bench", "params", "lebench_row", "reason"},
+    "error": {"type", "bench", "params", "lebench_row", "message"},
+    "counters": {"type", "bench", "params", "lebench_row", "ops", "kernel", "kernel_reason", "inherit",
+                 "counters"},
     "end": {"type", "status", "signal", "end_time", "counts"},
 }
 COUNTER_KEYS = {"name", "status", "unit", "value", "total", "running", "reason"}
 CLOCK_KEYS = {"source", "forced", "hz", "tick_ns", "resolution_ns", "overhead_ns", "invariant",
-              "calibration_ns"}
+              "calibration_ns", "kernel_stable"}
+FLAGS = {"precision-unmet", "calibration-timeout", "not-pinned", "tsc-unstable"}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,9 @@ def test_record_order_and_consistency(quick, probe):
             assert math.isclose(res["median"], (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2)
             assert res["unit"] in ("ns", "bytes_per_s", "count")
             assert res["stop_reason"] in ("rse", "max_time", "max_samples")
+            assert set(res["flags"]) <= FLAGS
+            assert res["rse"] is None or res["rse"] >= 0
+            assert res["lebench_row"] is None  # the quick suite is not the LEBench table
             i += 3
         else:
             assert nxt["type"] in ("skip", "error")

@@ -13,8 +13,8 @@ import pytest
 from probe_helpers import TINY, run_probe
 from task_helpers import as_nobody, run_limited, wait_children, wait_gone
 
-NAMES = ["task.fork", "task.fork_child", "task.vfork", "task.posix_spawn", "task.fork_exec",
-         "task.thread_create", "task.thread_child"]
+NAMES = ["task.fork", "task.fork_exit", "task.fork_child", "task.vfork", "task.posix_spawn", "task.fork_exec",
+         "task.thread_create", "task.thread_join", "task.thread_child"]
 
 
 def ncpus():
@@ -32,10 +32,12 @@ def test_every_task_benchmark_gives_a_plausible_figure(probe):
         assert res["placement"] == "same_cpu"
         # Creating a thread or a process costs microseconds, not seconds.
         assert 1_000 < med[n] < 100_000_000, (n, med[n])
-    # vfork copies no address space; exec of a new program adds to a fork.
-    assert med["task.vfork"] < med["task.fork"]
-    assert med["task.thread_create"] < med["task.fork"]
+    # vfork copies no address space; exec of a new program adds to a fork;
+    # the parent's return from fork() comes before the child's exit and wait.
+    assert med["task.vfork"] < med["task.fork_exit"]
+    assert med["task.thread_join"] < med["task.fork_exit"]
     assert med["task.fork_exec"] > med["task.vfork"]
+    assert med["task.fork"] < med["task.fork_exit"]
 
 
 def test_touched_memory_makes_the_fork_dearer(probe):

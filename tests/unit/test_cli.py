@@ -33,7 +33,7 @@ def test_commands_are_listed_in_order() -> None:
 
 def test_version(cli) -> None:
     r = cli("--version")
-    assert r.code == 0 and r.out.startswith("osmeter 0.1.0")
+    assert r.code == 0 and r.out.startswith("osmeter 0.2.0")
 
 
 def test_unknown_command(cli) -> None:

@@ -34,7 +34,7 @@ def test_plain_lines(store_path) -> None:
     assert type(progress) is PlainProgress
     replay(progress, store_path)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "run 1: osmeter-probe 0.1.0, clock tsc, CPU 1 (least busy)"
+    assert lines[0] == "run 1: osmeter-probe 0.2.0, clock tsc, CPU 1 (least busy)"
     assert lines[1:] == [
         "[1/5] cpu.call args=0 ... 1.250 ns",
         "[2/5] syscall.null ... 45.06 ns",

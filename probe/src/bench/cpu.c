@@ -1,6 +1,7 @@
 /* cpu.c - cpu.*: the cost of reading the clock, of an empty loop iteration,
- * and of a procedure call with 0-7 integer arguments (lmbench lat_ops-style
- * floor figures that every other result sits on). Method: docs/methods/cpu.md */
+ * of a procedure call with 0-7 integer arguments (lmbench lat_ops-style
+ * floor figures that every other result sits on), and LEBench's "cpu" row,
+ * a fixed chain of double divisions. Method: docs/methods/cpu.md */
 #include <stdint.h>
 #include <time.h>
 
@@ -8,39 +9,38 @@
 #include "../clock.h"
 #include "../compiler.h"
 
-/* cpu.timer_overhead: `batch` back-to-back reads of one clock. For the probe's
- * own clock the read is the stop read (rdtscp; lfence on x86-64), the one
- * that closes every timed region, so this is the price of a clock read in
- * osmeter's measurements. Each value is consumed so no read is dropped. */
+/* cpu.timer_overhead: batch + 1 back-to-back reads of one clock, timed by
+ * that clock itself: (last - first) / batch is one read period. For the
+ * probe's own clock the read is the stop read (rdtscp; lfence on x86-64),
+ * the one that closes every timed region. With batch = 1 (--lebench-exact)
+ * it is two reads and their difference: LEBench's "ref" row, when the
+ * source is CLOCK_MONOTONIC. Self-timed, so the harness's own clock pair
+ * is not added to it. */
 static const char *const timer_sources[] = {"probe", "monotonic_raw", "monotonic", "realtime", NULL};
+
+static int64_t read_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int timer_run(struct osm_ctx *ctx, uint64_t batch)
 {
-	struct timespec ts;
-	switch (osm_param_int(ctx, "source")) {
-	case 0:
+	static const clockid_t ids[] = {0, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME};
+	int64_t src = osm_param_int(ctx, "source");
+	if (src == 0) {
+		uint64_t first = osm_clock_stop(), last = first;
 		for (uint64_t i = 0; i < batch; i++)
-			OSM_KEEP(osm_clock_stop());
-		break;
-	case 1:
-		for (uint64_t i = 0; i < batch; i++) {
-			clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-			OSM_KEEP(ts.tv_nsec);
-		}
-		break;
-	case 2:
-		for (uint64_t i = 0; i < batch; i++) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			OSM_KEEP(ts.tv_nsec);
-		}
-		break;
-	default:
-		for (uint64_t i = 0; i < batch; i++) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			OSM_KEEP(ts.tv_nsec);
-		}
-		break;
+			last = osm_clock_stop();
+		ctx->self_ns = osm_ticks_to_ns(last - first);
+		return OSM_OK;
 	}
+	clockid_t id = ids[src];
+	int64_t first = read_ns(id), last = first;
+	for (uint64_t i = 0; i < batch; i++)
+		last = read_ns(id);
+	ctx->self_ns = (double)(last - first);
 	return OSM_OK;
 }
 
@@ -92,6 +92,39 @@ static int call_run(struct osm_ctx *ctx, uint64_t batch)
 	return OSM_OK;
 }
 
+/* cpu.fdiv_chain: LEBench's "cpu" row (cpu_test in OS_Eval.c): n = 500 000
+ * times x = x / d from x = 9903290.789798798, d = 3232.32, one dependent
+ * chain, timed as a whole. The same operands as LEBench, so the same
+ * values go through the divider: x underflows through the subnormals to
+ * zero after about 90 divisions, and the rest divide zero. Traps: the
+ * operands are hidden from the compiler (it could fold the chain to its
+ * constant result, 0) and the result is kept; without -ffast-math the
+ * compiler may not turn x / d into x * (1 / d). LEBench builds with -O0,
+ * which adds a store and a load of x to every step (docs/lebench.md). */
+#define FDIV_START 9903290.789798798
+#define FDIV_DIVISOR 3232.32
+
+static int fdiv_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	int64_t n = osm_param_int(ctx, "n");
+	double sink = 0;
+	for (uint64_t b = 0; b < batch; b++) {
+		double x = FDIV_START, d = FDIV_DIVISOR;
+		__asm__ volatile("" : "+m"(x), "+m"(d)); /* unknown to the compiler */
+		for (int64_t i = 0; i < n; i++)
+			x = x / d;
+		sink += x;
+	}
+	OSM_KEEP(sink);
+	return OSM_OK;
+}
+
+static const struct osm_param fdiv_params[] = {
+	{.name = "n", .type = OSM_P_INT, .def = 500000, .min = 1, .max = 100000000,
+	 .help = "dependent double divisions in the chain (LEBench cpu: 500000)"},
+	{0},
+};
+
 static const struct osm_param timer_params[] = {
 	{.name = "source", .type = OSM_P_ENUM, .choices = timer_sources, .def = 0,
 	 .help = "clock read: probe (the probe's own timer), or a clock_gettime clock"},
@@ -107,8 +140,9 @@ static const struct osm_param call_params[] = {
 static const struct osm_bench cpu_benches[] = {
 	{
 		.name = "timer_overhead",
-		.desc = "cost of one clock read",
+		.desc = "cost of one clock read: back-to-back reads timed by the clock itself",
 		.unit = OSM_UNIT_NS,
+		.flags = OSM_SELF_TIMED,
 		.suites = OSM_SUITES_ALL,
 		.params = timer_params,
 		.sweep = "source=probe;source=monotonic_raw;source=monotonic;source=realtime",
@@ -130,9 +164,17 @@ static const struct osm_bench cpu_benches[] = {
 		.sweep = "args=0;args=1;args=2;args=3;args=4;args=5;args=6;args=7",
 		.run = call_run,
 	},
+	{
+		.name = "fdiv_chain",
+		.desc = "a chain of n dependent double divisions, the whole chain (LEBench cpu)",
+		.unit = OSM_UNIT_NS,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
+		.params = fdiv_params,
+		.run = fdiv_run,
+	},
 };
 
 const struct osm_family osm_family_cpu = {
-	"cpu", "processor floor costs: clock read, loop, procedure call",
+	"cpu", "processor floor costs: clock read, loop, procedure call, division chain",
 	cpu_benches, ARRAY_SIZE(cpu_benches),
 };

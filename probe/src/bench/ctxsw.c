@@ -12,6 +12,12 @@
  *    measured in setup() and subtracted, as lmbench does. The value is the
  *    corrected time per switch; extra.raw_ns is the uncorrected median per
  *    switch and extra.pipe_overhead_ns the subtracted overhead per hop.
+ *  - ctxsw.pipe_rtt: LEBench "context switch" (context_switch_test in
+ *    OS_Eval.c): two processes (or threads) pinned to one CPU pass one byte
+ *    back and forth through two pipes; the value is one raw round trip
+ *    (two switches, two 1-byte writes and two reads), nothing subtracted.
+ *    It is the same ring with nproc = 2, no working set and 1-byte tokens,
+ *    timed in batches as LEBench times 1000 round trips per clock pair.
  *  - ctxsw.futex: two parties (processes sharing a page, or threads) hand a
  *    futex word back and forth with FUTEX_WAKE / FUTEX_WAIT; value = round
  *    trip / 2, nothing subtracted (the futex calls are part of the switch).
@@ -91,9 +97,12 @@ struct member {
 	int in, out;     /* pipe ends: read the token, pass it on */
 	int cpu;
 	size_t ws_len;
+	size_t tok_len;  /* bytes passed per hop: 4 (lmbench), 1 (LEBench) */
 };
 
 struct ring_state {
+	int rtt;                    /* ctxsw.pipe_rtt: raw round trips, nothing subtracted */
+	size_t tok_len;
 	int threads;                /* mode=thread */
 	int n;                      /* members, the probe included */
 	size_t ws_len;
@@ -116,18 +125,18 @@ static int member_loop(const struct member *m)
 	char *ws = ws_alloc(m->ws_len);
 	if (m->ws_len && !ws)
 		return -1;
-	int tok;
+	char tok[4];
 	unsigned long sum = 0;
 	for (;;) {
-		ssize_t r = read(m->in, &tok, sizeof(tok));
+		ssize_t r = read(m->in, tok, m->tok_len);
 		if (r == 0)
 			break;
-		if (r != (ssize_t)sizeof(tok)) {
+		if (r != (ssize_t)m->tok_len) {
 			free(ws);
 			return -1;
 		}
 		sum += ws_pass(ws, m->ws_len);
-		if (write(m->out, &tok, sizeof(tok)) != (ssize_t)sizeof(tok))
+		if (write(m->out, tok, m->tok_len) != (ssize_t)m->tok_len)
 			break; /* the ring is being closed */
 	}
 	OSM_KEEP(sum);
@@ -192,7 +201,10 @@ out:
 
 static void ring_teardown(struct osm_ctx *ctx);
 
-static int ring_setup(struct osm_ctx *ctx)
+/* Shared set-up of ctxsw.pipe (rtt = 0: lmbench's ring of n members with
+ * working sets, the pipe cost measured for subtraction) and ctxsw.pipe_rtt
+ * (rtt = 1: two members, 1-byte tokens, nothing subtracted). */
+static int ring_setup_common(struct osm_ctx *ctx, int rtt)
 {
 	struct ring_state *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -201,9 +213,11 @@ static int ring_setup(struct osm_ctx *ctx)
 	for (int i = 0; i < MAX_RING; i++)
 		s->pipes[i][0] = s->pipes[i][1] = -1;
 	osm_children_init(&s->children);
+	s->rtt = rtt;
+	s->tok_len = rtt ? 1 : sizeof(int);
 	s->threads = osm_param_int(ctx, "mode") == 1;
-	s->n = (int)osm_param_int(ctx, "nproc");
-	s->ws_len = (size_t)osm_param_int(ctx, "ws_kib") * 1024;
+	s->n = rtt ? 2 : (int)osm_param_int(ctx, "nproc");
+	s->ws_len = rtt ? 0 : (size_t)osm_param_int(ctx, "ws_kib") * 1024;
 	int cross = osm_param_int(ctx, "placement") == 1;
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
 	s->cpus[0] = s->cpus[1] = ctx->cpu;
@@ -219,10 +233,12 @@ static int ring_setup(struct osm_ctx *ctx)
 
 	char msg[256];
 	double spread = 0;
-	s->overhead_ns = pipe_overhead(s, &spread, msg, sizeof(msg));
-	if (s->overhead_ns < 0) {
-		ring_teardown(ctx);
-		return osm_fail(ctx, OSM_ERROR, "%s", msg);
+	if (!rtt) {
+		s->overhead_ns = pipe_overhead(s, &spread, msg, sizeof(msg));
+		if (s->overhead_ns < 0) {
+			ring_teardown(ctx);
+			return osm_fail(ctx, OSM_ERROR, "%s", msg);
+		}
 	}
 
 	for (int i = 0; i < s->n; i++) {
@@ -235,7 +251,8 @@ static int ring_setup(struct osm_ctx *ctx)
 	for (int i = 1; i < s->n; i++) {
 		/* Member i reads pipes[i-1] and writes pipes[i]; with cross_cpu
 		 * neighbours sit on different CPUs, so every hop crosses. */
-		s->m[i] = (struct member){s->pipes[i - 1][0], s->pipes[i][1], s->cpus[i % 2], s->ws_len};
+		s->m[i] = (struct member){s->pipes[i - 1][0], s->pipes[i][1], s->cpus[i % 2], s->ws_len,
+					  s->tok_len};
 	}
 	pid_t self = getpid();
 	for (int i = 1; i < s->n; i++) {
@@ -294,29 +311,42 @@ static int ring_setup(struct osm_ctx *ctx)
 			}
 		}
 	}
+	if (rtt) {
+		ctx->ops_per_unit = 1; /* the value is per round trip */
+		return OSM_OK;
+	}
 	osm_add_extra(ctx, "pipe_overhead_ns", s->overhead_ns);
 	osm_add_extra(ctx, "pipe_overhead_spread", spread);
 	ctx->ops_per_unit = (unsigned)s->n; /* run() repeats rounds of n switches */
 	return OSM_OK;
 }
 
+static int ring_setup(struct osm_ctx *ctx) { return ring_setup_common(ctx, 0); }
+static int rtt_setup(struct osm_ctx *ctx) { return ring_setup_common(ctx, 1); }
+
 static int ring_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct ring_state *s = ctx->priv;
-	int tok = 0, out = s->pipes[0][1], in = s->pipes[s->n - 1][0];
+	int out = s->pipes[0][1], in = s->pipes[s->n - 1][0];
+	ssize_t len = (ssize_t)s->tok_len;
+	char tok[4] = {'a'};
 	unsigned long sum = 0;
 	uint64_t t0 = osm_clock_start();
 	for (uint64_t i = 0; i < batch; i++) {
-		if (write(out, &tok, sizeof(tok)) != (ssize_t)sizeof(tok))
+		if (write(out, tok, (size_t)len) != len)
 			return osm_fail_errno(ctx, "pipe write to the ring");
-		ssize_t r = read(in, &tok, sizeof(tok));
-		if (r != (ssize_t)sizeof(tok))
+		ssize_t r = read(in, tok, (size_t)len);
+		if (r != len)
 			return r == 0 ? osm_fail(ctx, OSM_ERROR, "a ring member died (the token never came back)")
 				      : osm_fail_errno(ctx, "pipe read from the ring");
 		sum += ws_pass(s->ws, s->ws_len);
 	}
 	double t = osm_ticks_to_ns(osm_clock_stop() - t0);
 	OSM_KEEP(sum);
+	if (s->rtt) {
+		ctx->self_ns = t; /* batch round trips, raw */
+		return OSM_OK;
+	}
 	/* `batch` rounds of n hops; the harness divides self_ns by batch. */
 	double raw = t / (double)s->n / (double)batch; /* per switch */
 	if (raw <= s->overhead_ns)
@@ -604,6 +634,14 @@ static const struct osm_param pipe_params[] = {
 	{0},
 };
 
+static const struct osm_param rtt_params[] = {
+	{.name = "mode", .type = OSM_P_ENUM, .choices = modes, .def = 0,
+	 .help = "the partner is a process (LEBench) or a thread"},
+	{.name = "placement", .type = OSM_P_ENUM, .choices = placements, .def = 0,
+	 .help = "same_cpu: both on the probe's CPU (LEBench); cross_cpu: the partner on another CPU"},
+	{0},
+};
+
 static const struct osm_param futex_params[] = {
 	{.name = "mode", .type = OSM_P_ENUM, .choices = modes, .def = 0,
 	 .help = "the partner is a process (shared futex) or a thread (private futex)"},
@@ -618,10 +656,21 @@ static const struct osm_bench ctxsw_benches[] = {
 		.desc = "context switch by pipe token ring (lmbench lat_ctx), pipe cost subtracted, per switch",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED,
-		.suites = OSM_SUITES_ALL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITES_ALL,
 		.params = pipe_params,
 		.sweep = "mode=process;mode=thread",
 		.setup = ring_setup,
+		.run = ring_run,
+		.teardown = ring_teardown,
+	},
+	{
+		.name = "pipe_rtt",
+		.desc = "raw round trip of one byte through two pipes between two parties (LEBench context switch)",
+		.unit = OSM_UNIT_NS,
+		.flags = OSM_SELF_TIMED,
+		.suites = OSM_SUITES_ALL,
+		.params = rtt_params,
+		.setup = rtt_setup,
 		.run = ring_run,
 		.teardown = ring_teardown,
 	},
@@ -650,6 +699,6 @@ static const struct osm_bench ctxsw_benches[] = {
 };
 
 const struct osm_family osm_family_ctxsw = {
-	"ctxsw", "context switches: pipe token ring (lmbench), futex ping-pong, sched_yield",
+	"ctxsw", "context switches: pipe token ring (lmbench), pipe round trip (LEBench), futex ping-pong, sched_yield",
 	ctxsw_benches, ARRAY_SIZE(ctxsw_benches),
 };

@@ -203,9 +203,23 @@ static const struct osm_param fault_major_params[] = {
 	{0},
 };
 
-static const struct osm_param map_params[] = {
-	{.name = "size", .type = OSM_P_SIZE, .def = 4096, .min = 4096, .max = (int64_t)1 << 30,
-	 .help = "file and mapping size (LEBench: 4 KiB, 40 KiB, 4000 KiB, 40000 KiB)"},
+#define MAP_SIZE_PARAM                                                                         \
+	{.name = "size", .type = OSM_P_SIZE, .def = 4096, .min = 4096, .max = (int64_t)1 << 30,   \
+	 .help = "file and mapping size (LEBench: 4 KiB, 40 KiB, 4000 KiB, 40000 KiB)"}
+#define MAP_GROUP_PARAM                                                                        \
+	{.name = "group", .type = OSM_P_INT, .def = 8, .min = 1, .max = 8,                        \
+	 .help = "calls timed back to back per clock pair (1: one call per pair, as LEBench; "    \
+		 "fewer above 32 MiB)"}
+
+static const struct osm_param map_params[] = {MAP_SIZE_PARAM, MAP_GROUP_PARAM, {0}};
+
+static const char *const map_prots[] = {"read", "read_write", NULL};
+
+static const struct osm_param mmap_params[] = {
+	MAP_SIZE_PARAM,
+	{.name = "prot", .type = OSM_P_ENUM, .choices = map_prots, .def = 0,
+	 .help = "read: PROT_READ (LEBench); read_write: PROT_READ|PROT_WRITE"},
+	MAP_GROUP_PARAM,
 	{0},
 };
 
@@ -302,11 +316,11 @@ static const struct osm_bench mem_benches[] = {
 	},
 	{
 		.name = "mmap",
-		.desc = "mmap() of a file (PROT_READ|PROT_WRITE, MAP_PRIVATE), LEBench sizes",
+		.desc = "mmap() of a cached file (PROT_READ, MAP_PRIVATE), LEBench sizes",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED,
-		.suites = OSM_SUITES_ALL | OSM_SUITE_LEBENCH,
-		.params = map_params,
+		.suites = OSM_SUITES_ALL,
+		.params = mmap_params,
 		.sweep = LEBENCH_SIZES,
 		.setup = osm_mem_map_setup,
 		.run = osm_mem_mmap_run,
@@ -314,10 +328,10 @@ static const struct osm_bench mem_benches[] = {
 	},
 	{
 		.name = "munmap",
-		.desc = "munmap() of a private file mapping whose every page was written, LEBench sizes",
+		.desc = "munmap() of a private file mapping whose every byte was written, LEBench sizes",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = map_params,
 		.sweep = LEBENCH_SIZES,
 		.setup = osm_mem_map_setup,
@@ -329,7 +343,7 @@ static const struct osm_bench mem_benches[] = {
 		.desc = "LEBench page fault: first read of byte 0 of a fresh file mapping (page cached; fault-around)",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = map_params,
 		.sweep = LEBENCH_SIZES,
 		.setup = osm_mem_map_setup,

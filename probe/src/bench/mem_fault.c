@@ -13,14 +13,16 @@
  *
  * LEBench rows (LEBench OS_Eval.c semantics, osmeter's harness): the file of
  * `size` bytes is written once in setup and stays in the page cache.
- * mem.mmap times mmap() alone; mem.munmap times munmap() of a mapping whose
- * every page was written first (private copies to free); mem.page_fault
- * times the first read of byte 0 of a fresh mapping. LEBench times calls
- * one at a time; osmeter times them in groups of up to 8 (fewer when the
- * group's mappings would exceed 256 MiB) with the untimed set-up and
- * clean-up of the group outside the clock, so the clock's own cost (35 ns
- * on a KVM guest) is spread over the group while the address space changes
- * by at most 8 mappings.
+ * mem.mmap times mmap(PROT_READ, MAP_PRIVATE) alone (prot=read_write maps
+ * it writable, as osmeter 0.1 did); mem.munmap times munmap() of a
+ * PROT_WRITE private mapping whose every byte was written first (private
+ * copies to free); mem.page_fault times the first read of byte 0 of a fresh
+ * PROT_READ private mapping. LEBench times calls one at a time; osmeter
+ * times them in groups of up to 8 (fewer when the group's mappings would
+ * exceed 256 MiB) with the untimed set-up and clean-up of the group outside
+ * the clock, so the clock's own cost (35 ns on a KVM guest) is spread over
+ * the group while the address space changes by at most 8 mappings.
+ * --lebench-exact times one call per clock pair, as LEBench.
  *
  * Traps avoided: the file is real data written once (not sparse: a hole
  * would fault in the zero page, not the page cache); files live in the
@@ -47,7 +49,7 @@
 #include "mem.h"
 
 #define PAGE 4096
-#define GROUP 8 /* calls timed per clock pair (LEBench: 1; 8 keeps the clock under 0.5 %) */
+#define GROUP 8 /* at most this many calls per clock pair (the `group` param; LEBench: 1) */
 #define GROUP_BYTES ((size_t)256 << 20)   /* mappings alive at once, at most */
 #define TMPFS_MAGIC_ 0x01021994u
 #define RAMFS_MAGIC_ 0x858458f6u
@@ -421,10 +423,12 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 	return OSM_OK;
 }
 
-static size_t group_size(const struct fault_state *s, uint64_t left)
+/* Calls per clock pair: the `group` param, fewer when the group's mappings
+ * would exceed GROUP_BYTES, one under --lebench-exact. */
+static size_t group_size(const struct osm_ctx *ctx, const struct fault_state *s, uint64_t left)
 {
-	size_t g = GROUP_BYTES / s->size;
-	g = g < 1 ? 1 : g > GROUP ? GROUP : g;
+	size_t g = GROUP_BYTES / s->size, want = (size_t)osm_param_int(ctx, "group");
+	g = g < 1 || ctx->lebench_exact ? 1 : g > want ? want : g;
 	return left < g ? (size_t)left : g;
 }
 
@@ -440,12 +444,13 @@ int osm_mem_mmap_run(struct osm_ctx *ctx, uint64_t batch)
 	struct fault_state *s = ctx->priv;
 	void *a[GROUP];
 	double ns = 0;
+	int prot = osm_param_int(ctx, "prot") == 0 ? PROT_READ : PROT_READ | PROT_WRITE;
 	for (uint64_t done = 0; done < batch;) {
-		size_t g = group_size(s, batch - done);
+		size_t g = group_size(ctx, s, batch - done);
 		size_t ok = 0;
 		uint64_t t0 = osm_clock_start();
 		for (; ok < g; ok++) {
-			a[ok] = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, s->fd, 0);
+			a[ok] = mmap(NULL, s->size, prot, MAP_PRIVATE, s->fd, 0);
 			if (a[ok] == MAP_FAILED)
 				break;
 		}
@@ -469,19 +474,20 @@ int osm_mem_munmap_run(struct osm_ctx *ctx, uint64_t batch)
 	void *a[GROUP];
 	double ns = 0;
 	for (uint64_t done = 0; done < batch;) {
-		size_t g = group_size(s, batch - done);
+		size_t g = group_size(ctx, s, batch - done);
 		for (size_t i = 0; i < g; i++) {
-			a[i] = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, s->fd, 0);
+			a[i] = mmap(NULL, s->size, PROT_WRITE, MAP_PRIVATE, s->fd, 0);
 			if (a[i] == MAP_FAILED) {
 				int e = errno;
 				unmap_all(a, i, s->size);
 				errno = e;
 				return osm_fail_errno(ctx, "mmap");
 			}
-			/* LEBench writes every byte; one per page makes the same
-			 * private copies. */
-			for (size_t off = 0; off < s->size; off += PAGE)
-				((volatile char *)a[i])[off] = 'b';
+			/* Every byte written, as LEBench does: private copies of
+			 * every page, and the data in the caches as LEBench leaves
+			 * it. */
+			memset(a[i], 'b', s->size);
+			OSM_CLOBBER();
 		}
 		int failed = 0;
 		uint64_t t0 = osm_clock_start();
@@ -504,7 +510,7 @@ int osm_mem_page_fault_run(struct osm_ctx *ctx, uint64_t batch)
 	double ns = 0;
 	uint64_t sum = 0;
 	for (uint64_t done = 0; done < batch;) {
-		size_t g = group_size(s, batch - done);
+		size_t g = group_size(ctx, s, batch - done);
 		for (size_t i = 0; i < g; i++) {
 			a[i] = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 			if (a[i] == MAP_FAILED) {

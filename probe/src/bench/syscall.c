@@ -162,7 +162,7 @@ static const struct osm_bench syscall_benches[] = {
 		.name = "null",
 		.desc = "null system call: raw syscall(SYS_getpid)",
 		.unit = OSM_UNIT_NS,
-		.suites = OSM_SUITES_ALL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITES_ALL,
 		.run = null_run,
 	},
 	{

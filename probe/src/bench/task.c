@@ -5,19 +5,23 @@
  * Method: docs/methods/task.md
  *
  * What is timed (all self-timed, one operation per sample):
- *  - task.fork: fork() + the child's _exit(0) + the parent's waitpid(), the
- *    parent's view (LEBench "fork");
+ *  - task.fork: fork() until it returns in the parent (LEBench "fork"); the
+ *    child _exits at once and is reaped outside the clock;
+ *  - task.fork_exit: fork() + the child's _exit(0) + the parent's
+ *    waitpid(), the parent's view (lmbench lat_proc "fork+exit");
  *  - task.fork_child: from just before fork() in the parent to the child's
- *    first clock read after fork() returns in it (LEBench "fork child"),
+ *    first clock read after fork() returns in it (LEBench "fork Child"),
  *    stamped through a MAP_SHARED page with the probe's own clock (the TSC
  *    is invariant and synchronised across CPUs; CLOCK_MONOTONIC_RAW
  *    elsewhere);
  *  - task.vfork, task.posix_spawn, task.fork_exec: until waitpid() returns;
  *    spawn and exec run the static osmeter-exec-helper installed next to
  *    the probe, with an empty environment;
- *  - task.thread_create: pthread_create() + pthread_join() of a thread that
- *    returns at once; task.thread_child: pthread_create() until the new
- *    thread's first clock read.
+ *  - task.thread_create: pthread_create() until it returns (LEBench "thr
+ *    create"), the join outside the clock; task.thread_join:
+ *    pthread_create() + pthread_join() of a thread that returns at once;
+ *    task.thread_child: pthread_create() until the new thread's first clock
+ *    read (LEBench "thr create Child").
  *
  * Parent size, two axes never confused: touched_mib (N MiB mapped and
  * written before the fork, the fork study's axis; thp madvises them) and
@@ -73,7 +77,9 @@
 #define BARRIER_GIVE_UP_S 120 /* no round of forks takes this long */
 #define MSG 200
 
-enum view { VIEW_PARENT, VIEW_CHILD };
+/* Where a fork's clock stops: when fork() returns in the parent, after the
+ * child exited and was reaped, or at the child's first instruction. */
+enum view { VIEW_RETURN, VIEW_EXIT_WAIT, VIEW_CHILD };
 
 /* Per process of a concurrent run, in shared memory. */
 struct slot {
@@ -207,11 +213,18 @@ static int wait_child(pid_t pid, int *status)
 	return 0;
 }
 
-/* One timed fork by process `who`. Returns ns, or -1 with msg set. */
-static double fork_once(struct fork_state *s, int who, char *msg, size_t len)
+/* One timed fork by process `who`. Returns ns, or -1 with msg set. The
+ * child is always reaped before this returns: inside the clock only for
+ * VIEW_EXIT_WAIT. ctx (the probe's own forks; NULL for concurrency
+ * workers) brackets the counters (--counters) around what is timed: up to
+ * fork()'s return, or the wait; for the child's view, whose end is in the
+ * child, up to the wait. */
+static double fork_once(struct fork_state *s, int who, struct osm_ctx *ctx, char *msg, size_t len)
 {
 	atomic_ullong *stamp = &s->sh->slot[who].stamp;
 	atomic_store_explicit(stamp, 0, memory_order_relaxed);
+	if (ctx)
+		osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -219,22 +232,32 @@ static double fork_once(struct fork_state *s, int who, char *msg, size_t len)
 			atomic_store_explicit(stamp, osm_clock_stop(), memory_order_relaxed);
 		_exit(0);
 	}
+	uint64_t t_ret = osm_clock_stop();
+	if (ctx && s->view == VIEW_RETURN)
+		osm_count_end(ctx, pid < 0 ? 0 : 1);
 	if (pid < 0) {
+		if (ctx && s->view != VIEW_RETURN)
+			osm_count_end(ctx, 0);
 		snprintf(msg, len, "fork: %s", strerror(errno));
 		return -1;
 	}
 	int status;
-	if (wait_child(pid, &status)) {
+	int waited = wait_child(pid, &status);
+	uint64_t t_wait = osm_clock_stop();
+	if (ctx && s->view != VIEW_RETURN)
+		osm_count_end(ctx, waited ? 0 : 1);
+	if (waited) {
 		snprintf(msg, len, "waitpid: %s", strerror(errno));
 		return -1;
 	}
-	uint64_t t1 = osm_clock_stop();
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		bad_status(msg, len, "the forked child", status);
 		return -1;
 	}
-	if (s->view == VIEW_PARENT)
-		return osm_ticks_to_ns(t1 - t0);
+	if (s->view == VIEW_RETURN)
+		return osm_ticks_to_ns(t_ret - t0);
+	if (s->view == VIEW_EXIT_WAIT)
+		return osm_ticks_to_ns(t_wait - t0);
 	uint64_t tc = atomic_load(stamp);
 	if (tc == 0 || tc < t0) {
 		snprintf(msg, len, "the child's clock stamp is missing or earlier than the fork (clock not synchronised across CPUs?)");
@@ -295,7 +318,7 @@ OSM_NORETURN static void worker_main(struct fork_state *s, int who, pid_t parent
 			continue; /* keep the barrier going; the probe reports it */
 		double ns = -1;
 		if (migrate(s, who, round, msg, sizeof(msg)) == 0)
-			ns = fork_once(s, who, msg, sizeof(msg));
+			ns = fork_once(s, who, NULL, msg, sizeof(msg));
 		if (ns < 0) {
 			sl->err = errno ? errno : EIO;
 			snprintf(sl->msg, MSG, "worker %d: %.160s", who, msg);
@@ -507,7 +530,8 @@ static int fork_setup_view(struct osm_ctx *ctx, enum view view)
 	return OSM_OK;
 }
 
-static int fork_setup(struct osm_ctx *ctx) { return fork_setup_view(ctx, VIEW_PARENT); }
+static int fork_setup(struct osm_ctx *ctx) { return fork_setup_view(ctx, VIEW_RETURN); }
+static int fork_exit_setup(struct osm_ctx *ctx) { return fork_setup_view(ctx, VIEW_EXIT_WAIT); }
 static int fork_child_setup(struct osm_ctx *ctx) { return fork_setup_view(ctx, VIEW_CHILD); }
 
 static int fork_run(struct osm_ctx *ctx, uint64_t batch)
@@ -529,11 +553,9 @@ static int fork_run(struct osm_ctx *ctx, uint64_t batch)
 		}
 		if (migrate(s, 0, s->round, msg, sizeof(msg)))
 			return osm_fail(ctx, OSM_ERROR, "%s", msg);
-		/* Counted exactly where timed: the fork, not the move or the
-		 * barrier before it. */
-		osm_count_begin(ctx);
-		double ns = fork_once(s, 0, msg, sizeof(msg));
-		osm_count_end(ctx, ns < 0 ? 0 : 1);
+		/* Counted exactly where timed (inside fork_once): the fork, not
+		 * the move or the barrier before it. */
+		double ns = fork_once(s, 0, ctx, msg, sizeof(msg));
 		if (ns < 0)
 			return osm_fail(ctx, OSM_ERROR, "%s", msg);
 		total += ns;
@@ -780,7 +802,30 @@ static void thread_teardown(struct osm_ctx *ctx)
 	ctx->priv = NULL;
 }
 
+/* task.thread_create: until pthread_create() returns; the join is outside
+ * the clock (LEBench "thr create"). */
 static int thread_create_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct thread_state *s = ctx->priv;
+	double total = 0;
+	for (uint64_t i = 0; i < batch; i++) {
+		pthread_t t;
+		void *ret;
+		uint64_t t0 = osm_clock_start();
+		int e = pthread_create(&t, s->have_attr ? &s->attr : NULL, thread_empty, s);
+		uint64_t t1 = osm_clock_stop();
+		if (e)
+			return osm_fail(ctx, OSM_ERROR, "pthread_create: %s", strerror(e));
+		pthread_join(t, &ret);
+		OSM_KEEP(ret);
+		total += osm_ticks_to_ns(t1 - t0);
+	}
+	ctx->self_ns = total;
+	return OSM_OK;
+}
+
+/* task.thread_join: pthread_create() + pthread_join(), both timed. */
+static int thread_join_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct thread_state *s = ctx->priv;
 	uint64_t t0 = osm_clock_start();
@@ -823,7 +868,7 @@ static int thread_child_run(struct osm_ctx *ctx, uint64_t batch)
 
 static const char *const placements[] = {"same_cpu", "cross_cpu", NULL};
 
-/* Shared by task.fork and task.fork_child. */
+/* Shared by task.fork, task.fork_exit and task.fork_child. */
 static const struct osm_param fork_params[] = {
 	{.name = "touched_mib", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1048576,
 	 .help = "MiB the parent maps and writes before forking (the fork study's axis)"},
@@ -849,13 +894,24 @@ static const struct osm_param thread_params[] = {
 static const struct osm_bench task_benches[] = {
 	{
 		.name = "fork",
-		.desc = "fork + child _exit + waitpid, parent's view (parent size: touched_mib, vmas)",
+		.desc = "fork() until it returns in the parent; child reaped off the clock (parent size: touched_mib, vmas)",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
-		.suites = OSM_SUITES_ALL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITES_ALL,
 		.params = fork_params,
 		.sweep = "vmas=0;vmas=6000;vmas=12000",
 		.setup = fork_setup,
+		.run = fork_run,
+		.teardown = fork_teardown,
+	},
+	{
+		.name = "fork_exit",
+		.desc = "fork + child _exit + waitpid, parent's view (lmbench fork+exit)",
+		.unit = OSM_UNIT_NS,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
+		.suites = OSM_SUITES_ALL,
+		.params = fork_params,
+		.setup = fork_exit_setup,
 		.run = fork_run,
 		.teardown = fork_teardown,
 	},
@@ -864,8 +920,9 @@ static const struct osm_bench task_benches[] = {
 		.desc = "fork() until the child's first instruction, stamped through shared memory",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = fork_params,
+		.sweep = "vmas=0;vmas=6000;vmas=12000",
 		.setup = fork_child_setup,
 		.run = fork_run,
 		.teardown = fork_teardown,
@@ -901,13 +958,24 @@ static const struct osm_bench task_benches[] = {
 	},
 	{
 		.name = "thread_create",
-		.desc = "pthread_create + pthread_join of a thread that returns at once",
+		.desc = "pthread_create until it returns; join off the clock",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE,
-		.suites = OSM_SUITES_ALL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITES_ALL,
 		.params = thread_params,
 		.setup = thread_setup,
 		.run = thread_create_run,
+		.teardown = thread_teardown,
+	},
+	{
+		.name = "thread_join",
+		.desc = "pthread_create + pthread_join of a thread that returns at once",
+		.unit = OSM_UNIT_NS,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
+		.params = thread_params,
+		.setup = thread_setup,
+		.run = thread_join_run,
 		.teardown = thread_teardown,
 	},
 	{
@@ -915,7 +983,7 @@ static const struct osm_bench task_benches[] = {
 		.desc = "pthread_create until the new thread's first instruction",
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL | OSM_SUITE_LEBENCH,
+		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = thread_params,
 		.setup = thread_setup,
 		.run = thread_child_run,

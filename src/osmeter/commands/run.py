@@ -36,7 +36,7 @@ from .show import render_stored_run
 NAME = "run"
 SUITES = ("quick", "standard", "full", "lebench")
 DEFAULT_SUITE = "standard"
-CLOCKS = ("tsc", "cntvct", "monotonic_raw")
+CLOCKS = ("tsc", "cntvct", "monotonic_raw", "monotonic")
 _PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -85,6 +85,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--clock", choices=CLOCKS, help="force the clock (default: the best one available)")
     p.add_argument(
+        "--lebench-exact",
+        action="store_true",
+        help="time one call per clock pair with CLOCK_MONOTONIC, as LEBench does (with --suite lebench: "
+        "reproduces LEBench's own figures; see docs/lebench.md)",
+    )
+    p.add_argument(
         "--counters",
         type=counter_list,
         metavar="LIST",
@@ -113,6 +119,7 @@ class RunOptions:
     max_samples: int | None = None
     target_rse: float | None = None
     counters: str | None = None  # --counters LIST, passed to the probe as is
+    lebench_exact: bool = False
 
 
 def options_from_args(args: argparse.Namespace) -> RunOptions:
@@ -134,6 +141,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         max_samples=args.max_samples,
         target_rse=args.target_rse,
         counters=args.counters,
+        lebench_exact=args.lebench_exact,
     )
 
 
@@ -159,6 +167,8 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
             argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     if opts.mlock:
         argv.append("--mlock")
+    if opts.lebench_exact:
+        argv.append("--lebench-exact")
     if opts.sweep:
         if opts.suite:
             raise UsageError("--sweep goes with benchmark names; a suite already runs its sweeps")

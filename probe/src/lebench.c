@@ -1,0 +1,121 @@
+/* lebench.c - see lebench.h. One row per figure LEBench prints, in its
+ * order. A row whose family is not built yet (file, ipc, poll) is listed as
+ * pending and left out of the suite; the catalogue check refuses a row
+ * whose family exists but whose benchmark or parameters do not. */
+#include "lebench.h"
+
+#include "compiler.h"
+
+/* LEBench's file sizes: PAGE_SIZE x 1, 10, 1000, 10000. */
+#define SMALL "size=4K"
+#define MID "size=40K"
+#define BIG "size=4000K"
+#define HUGE "size=40000K"
+/* mem.mmap, mem.munmap, mem.page_fault: one call per clock pair. */
+#define G1 ",group=1"
+
+#define WRITE_REGION "write() of the whole size at offset 0 of the test file, opened O_WRONLY without O_TRUNC " \
+	"(its page-cache pages are overwritten); open and close outside the clock"
+#define READ_REGION "read() of the whole size from offset 0 of the test file, in the page cache, into a " \
+	"malloc'd buffer; open and close outside the clock"
+#define MMAP_REGION "mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) of the test file, in the page cache; " \
+	"munmap and close outside the clock"
+#define MUNMAP_REGION "munmap() of a PROT_WRITE, MAP_PRIVATE mapping of the test file whose every byte was " \
+	"written first (a private copy of every page to free)"
+#define FAULT_REGION "the first read of byte 0 of a fresh PROT_READ, MAP_PRIVATE mapping of the test file, " \
+	"in the page cache (one minor fault; fault-around maps the pages around it)"
+#define MAP_GROUP_NOTE "one call per clock pair, as LEBench; a sample averages a calibrated batch of such " \
+	"timings when they are short. mem.mmap/mem.munmap with the default group=8 time 8 calls per clock " \
+	"pair (osmeter's view, the clock's cost spread)"
+#define FAULT_NOTE "one fault per clock pair, right after its mapping's mmap, as LEBench; a sample averages " \
+	"a calibrated batch of such timings. mem.page_fault with the default group=8 times 8 faults of 8 " \
+	"fresh mappings back to back (a fault among 8: the fault path stays warm, a different quantity)"
+#define SEND_REGION(n) "sendto() of " n " with MSG_DONTWAIT on a connected Unix stream socket " \
+	"(the peer, another process, does not read)"
+#define RECV_REGION(n) "recvfrom() of " n " with MSG_DONTWAIT from a Unix stream socket whose peer " \
+	"(another process) has already sent them"
+#define SELECT_REGION(n) "select() with a zero timeout on " n " unconnected TCP sockets in the read set " \
+	"(each reports ready); the sockets are created and closed outside the clock"
+#define POLL_REGION(n) "poll() with a zero timeout on " n " unconnected TCP sockets (POLLIN; each reports " \
+	"ready); the sockets are created and closed outside the clock"
+#define EPOLL_REGION(n) "epoll_wait() with a zero timeout on an epoll set of " n " unconnected TCP sockets " \
+	"(EPOLLIN; each reports ready); the set is built and closed outside the clock"
+#define FORK_REGION "fork() until it returns in the parent; the child stamps the clock and kills itself, " \
+	"the parent waits for it outside the clock"
+#define FORK_CHILD_REGION "from just before fork() in the parent to the child's first clock read"
+#define BATCH_NOTE "osmeter times a calibrated batch of calls per clock pair, so the clock read that " \
+	"LEBench's every sample contains is spread over the batch; --lebench-exact times one call per pair"
+
+const struct osm_lebench_row osm_lebench_rows[] = {
+	{"ref", "cpu.timer_overhead", "source=monotonic",
+	 "two clock_gettime(CLOCK_MONOTONIC) calls back to back: their difference",
+	 "osmeter reads the clock batch + 1 times back to back and divides the span by batch (the same "
+	 "read period, averaged); --lebench-exact takes two reads, as LEBench",
+	 1, 1000000},
+	{"cpu", "cpu.fdiv_chain", NULL,
+	 "500 000 dependent double divisions x = x / 3232.32 from x = 9903290.789798798, the whole loop",
+	 "LEBench is built with -O0, so each of its divisions also stores x to the stack and loads it back, "
+	 "a store-to-load forwarding added to the dependent chain; osmeter's chain stays in a register",
+	 1, 100},
+	{"getpid", "syscall.null", NULL, "syscall(SYS_getpid) between two clock_gettime(CLOCK_MONOTONIC) calls",
+	 BATCH_NOTE, 1, 1000000},
+	{"context switch", "ctxsw.pipe_rtt", NULL,
+	 "1 000 round trips of 1 byte through two pipes between a parent and its child, both pinned to "
+	 "CPU 0 at nice -20, divided by 1 000: one round trip (two switches, two 1-byte writes, two reads)",
+	 "both parties are pinned to the probe's CPU, not CPU 0, and nice -20 is not applied; osmeter "
+	 "calibrates the round trips per clock pair, --lebench-exact times 1 000 as LEBench. LEBench's CSV "
+	 "spells the row 'context siwtch'",
+	 1000, 100000},
+	{"send", "ipc.unix_send", "size=1", SEND_REGION("1 byte"), NULL, 1, 100000},
+	{"recv", "ipc.unix_recv", "size=1", RECV_REGION("1 byte"), NULL, 1, 100000},
+	{"big send", "ipc.unix_send", "size=96000", SEND_REGION("96 000 bytes"), NULL, 1, 10000},
+	{"big recv", "ipc.unix_recv", "size=96000", RECV_REGION("96 000 bytes"), NULL, 1, 10000},
+	{"fork", "task.fork", NULL, FORK_REGION, NULL, 1, 20000},
+	{"fork Child", "task.fork_child", NULL, FORK_CHILD_REGION, NULL, 1, 20000},
+	{"thr create", "task.thread_create", NULL,
+	 "pthread_create() until it returns in the creating thread; the join is outside the clock", NULL, 1,
+	 50000},
+	{"thr create Child", "task.thread_child", NULL,
+	 "from just before pthread_create() to the new thread's first clock read", NULL, 1, 50000},
+	{"big fork", "task.fork", "vmas=6000",
+	 FORK_REGION ", the parent holding 6 000 extra untouched 4 KiB MAP_SHARED anonymous mappings", NULL, 1,
+	 5000},
+	{"big fork Child", "task.fork_child", "vmas=6000",
+	 FORK_CHILD_REGION ", the parent holding 6 000 extra untouched 4 KiB MAP_SHARED anonymous mappings",
+	 NULL, 1, 5000},
+	{"huge fork", "task.fork", "vmas=12000",
+	 FORK_REGION ", the parent holding 12 000 extra untouched 4 KiB MAP_SHARED anonymous mappings", NULL, 1,
+	 5000},
+	{"huge fork Child", "task.fork_child", "vmas=12000",
+	 FORK_CHILD_REGION ", the parent holding 12 000 extra untouched 4 KiB MAP_SHARED anonymous mappings",
+	 NULL, 1, 5000},
+
+	{"small write", "file.write", SMALL, WRITE_REGION, NULL, 1, 100000},
+	{"small read", "file.read", SMALL, READ_REGION, NULL, 1, 100000},
+	{"small mmap", "mem.mmap", SMALL G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"small munmap", "mem.munmap", SMALL G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"small page fault", "mem.page_fault", SMALL G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"mid write", "file.write", MID, WRITE_REGION, NULL, 1, 100000},
+	{"mid read", "file.read", MID, READ_REGION, NULL, 1, 100000},
+	{"mid mmap", "mem.mmap", MID G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"mid munmap", "mem.munmap", MID G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"mid page fault", "mem.page_fault", MID G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"big write", "file.write", BIG, WRITE_REGION, NULL, 1, 5000},
+	{"big read", "file.read", BIG, READ_REGION, NULL, 1, 10000},
+	{"big mmap", "mem.mmap", BIG G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"big munmap", "mem.munmap", BIG G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
+	{"big page fault", "mem.page_fault", BIG G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"huge write", "file.write", HUGE, WRITE_REGION, NULL, 1, 2500},
+	{"huge read", "file.read", HUGE, READ_REGION, NULL, 1, 10000},
+	{"huge mmap", "mem.mmap", HUGE G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
+	{"huge munmap", "mem.munmap", HUGE G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
+	{"huge page fault", "mem.page_fault", HUGE G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+
+	{"select", "poll.select", "nfds=10", SELECT_REGION("10"), NULL, 1, 100000},
+	{"poll", "poll.poll", "nfds=10", POLL_REGION("10"), NULL, 1, 100000},
+	{"epoll", "poll.epoll", "nfds=10", EPOLL_REGION("10"), NULL, 1, 100000},
+	{"select big", "poll.select", "nfds=1000", SELECT_REGION("1 000"), NULL, 1, 10000},
+	{"poll big", "poll.poll", "nfds=1000", POLL_REGION("1 000"), NULL, 1, 10000},
+	{"epoll big", "poll.epoll", "nfds=1000", EPOLL_REGION("1 000"), NULL, 1, 10000},
+};
+const size_t osm_n_lebench_rows = ARRAY_SIZE(osm_lebench_rows);
