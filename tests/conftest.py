@@ -23,7 +23,7 @@ SRC = ROOT / "src"
 # tests/probe_helpers.py (the real probe's finder and runner) is imported as a
 # plain module by the probe, ground-truth and end-to-end tests.
 sys.path.insert(0, str(ROOT / "tests"))
-from probe_helpers import find_probe  # noqa: E402
+from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,11 @@ Knobs (environment):
   FAKE_PROBE_SPAWN_CHILD=1    start a sleeping child process that inherits stdout
   FAKE_PROBE_ARGV_FILE=FILE   write the argv received, as JSON, to FILE
   FAKE_PROBE_STDERR=MSG       write MSG to stderr after meta
+  FAKE_PROBE_RUNS_FILE=FILE   count `run` invocations in FILE (one line each): the
+                              repetitions of `osmeter run --repeat`
+  FAKE_PROBE_DIE_RUN=K        DIE_AFTER applies only to the K-th invocation (from 1)
+  FAKE_PROBE_SCALE=F1,F2,...  multiply the samples (and result figures) of the
+                              K-th invocation by FK
   FAKE_PROBE_MARKER=...       not read: tests find this process and its children by it
 """
 
@@ -66,7 +71,8 @@ def pause(seconds):
 
 def parse_run_args(args):
     opts = {"suite": None, "names": [], "params": []}
-    valued = {"--suite", "--param", "--cpu", "--min-time", "--max-time", "--min-samples", "--fifo", "--clock", "-o"}
+    valued = {"--suite", "--param", "--cpu", "--min-time", "--max-time", "--min-samples", "--max-samples",
+              "--target-rse", "--fifo", "--clock", "--counters", "--budget-fraction", "--inject-ns", "-o"}
     i = 0
     while i < len(args):
         a = args[i]
@@ -79,7 +85,7 @@ def parse_run_args(args):
             elif a == "--param":
                 opts["params"].append(value)
             i += 2
-        elif a in ("--die-with-parent", "--mlock"):
+        elif a in ("--die-with-parent", "--mlock", "--sweep", "--lebench-exact", "--quiet"):
             if a == "--die-with-parent":
                 ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             i += 1
@@ -138,12 +144,33 @@ def run(args):
     if os.environ.get("FAKE_PROBE_SPAWN_CHILD"):
         spawn_child()
 
+    invocation = 1
+    runs_file = os.environ.get("FAKE_PROBE_RUNS_FILE")
+    if runs_file:
+        with open(runs_file, "a+") as f:
+            f.seek(0)
+            invocation = len(f.read().splitlines()) + 1
+            f.write("run\n")
     meta, instances, end = load_script(os.environ.get("FAKE_PROBE_SCRIPT") or DATA / "run_x86_64.jsonl")
+    scales = [float(x) for x in os.environ.get("FAKE_PROBE_SCALE", "").split(",") if x]
+    if scales:
+        factor = scales[(invocation - 1) % len(scales)]
+        for records in instances:
+            for rec in records:
+                if rec["type"] == "samples":
+                    rec["values"] = [None if v is None else v * factor for v in rec["values"]]
+                elif rec["type"] == "result":
+                    for key in ("min", "median", "mean"):
+                        if isinstance(rec.get(key), (int, float)):
+                            rec[key] *= factor
     if opts["names"]:
         instances = [i for i in instances if i[0]["bench"] in opts["names"]]
         meta["suite"] = None
     delay = float(os.environ.get("FAKE_PROBE_DELAY", "0"))
     die_after = int(os.environ.get("FAKE_PROBE_DIE_AFTER", "-1"))
+    die_run = os.environ.get("FAKE_PROBE_DIE_RUN")
+    if die_run and int(die_run) != invocation:
+        die_after = -1
     bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
     counts = {"ok": 0, "skip": 0, "error": 0}
 

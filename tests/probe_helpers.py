@@ -18,6 +18,22 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Optional tools (Chromium, cross compilers, qemu-user): a test that needs one
+# skips with the install hint where it is missing, so the README's test
+# command passes on a fresh machine; CI installs them and sets this variable,
+# which turns the skip into a failure (.ci/run).
+REQUIRE_OPTIONAL = "OSMETER_TEST_REQUIRE_OPTIONAL"
+
+
+def optional_tool_missing(message: str) -> None:
+    """Skip (or, with OSMETER_TEST_REQUIRE_OPTIONAL=1, fail) for a missing optional tool."""
+    import pytest  # noqa: PLC0415 (this module is also used outside pytest)
+
+    if os.environ.get(REQUIRE_OPTIONAL) == "1":
+        pytest.fail(f"{message} ({REQUIRE_OPTIONAL}=1: optional tools are required here)")
+    pytest.skip(message)
+
+
 # Tiny budgets for per-benchmark tests: plausibility, not precision.
 TINY = ["--min-time", "0.01", "--max-time", "0.3", "--min-samples", "5", "--quiet"]
 

@@ -99,6 +99,10 @@ struct osm_ctx {
 	 * times them one by one. */
 	int lebench_exact;
 	uint64_t fixed_batch; /* > 0: every sample is this many operations */
+	/* run --inject-ns (a testing aid for compare): a busy wait of this
+	 * many ns per operation added inside the timed region; harness-timed
+	 * benchmarks only. */
+	double inject_ns;
 };
 
 #define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,9 @@ void osm_cli_usage(FILE *f)
 		"                     [--param KEY=VALUE]... [--sweep] [--cpu N]\n"
 		"                     [--min-time S] [--max-time S] [--min-samples N] [--max-samples N]\n"
 		"                     [--target-rse R] [--fifo PRIO] [--mlock] [--clock NAME]\n"
-		"                     [--counters LIST] [--lebench-exact] [-o FILE] [--quiet]\n"
-		"                     [--die-with-parent]\n"
+		"                     [--counters LIST] [--lebench-exact] [--budget-fraction F]\n"
+		"                     [--inject-ns NAME=NS]\n"
+		"                     [-o FILE] [--quiet] [--die-with-parent]\n"
 		"       osmeter-probe sysinfo [--json]\n"
 		"       osmeter-probe version\n"
 		"Exit codes: 0 ok, 1 a benchmark failed, 2 bad input, 3 cannot run (see docs/exit-codes.md).\n");
@@ -69,7 +71,7 @@ static int same_instance(const struct osm_instance *a, const struct osm_instance
 enum {
 	OPT_SUITE = 256, OPT_PARAM, OPT_SWEEP, OPT_CPU, OPT_MIN_TIME, OPT_MAX_TIME, OPT_MIN_SAMPLES,
 	OPT_MAX_SAMPLES, OPT_RSE, OPT_FIFO, OPT_MLOCK, OPT_CLOCK, OPT_DIE, OPT_QUIET, OPT_COUNTERS,
-	OPT_LEBENCH_EXACT,
+	OPT_LEBENCH_EXACT, OPT_BUDGET_FRACTION, OPT_INJECT,
 };
 
 int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len)
@@ -92,11 +94,13 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 		{"quiet", no_argument, 0, OPT_QUIET},
 		{"counters", required_argument, 0, OPT_COUNTERS},
 		{"lebench-exact", no_argument, 0, OPT_LEBENCH_EXACT},
+		{"budget-fraction", required_argument, 0, OPT_BUDGET_FRACTION},
+		{"inject-ns", required_argument, 0, OPT_INJECT},
 		{0, 0, 0, 0},
 	};
 	const char *params[64];
 	int n_params = 0, sweep = 0;
-	double min_time = -1, max_time = -1, rse = -1;
+	double min_time = -1, max_time = -1, rse = -1, fraction = 1;
 	int64_t min_samples = -1, max_samples = -1, v;
 	char why[512];
 
@@ -186,6 +190,38 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 			break;
 		case OPT_MLOCK: o->mlock = 1; break;
 		case OPT_LEBENCH_EXACT: o->lebench_exact = 1; break;
+		case OPT_INJECT: {
+			/* NAME=NS: a busy wait of NS per operation inside the timed
+			 * region of NAME (a known change, to test `compare`). */
+			const char *eq = strchr(optarg, '=');
+			const struct osm_family *fam;
+			if (!eq || (size_t)(eq - optarg) >= sizeof(o->inject_name)) {
+				snprintf(err, len, "--inject-ns takes NAME=NS, got '%s'", optarg);
+				return -1;
+			}
+			snprintf(o->inject_name, sizeof(o->inject_name), "%.*s", (int)(eq - optarg), optarg);
+			o->inject_bench = osm_find_bench(o->inject_name, &fam);
+			if (!o->inject_bench) {
+				snprintf(err, len, "--inject-ns: unknown benchmark '%s'", o->inject_name);
+				return -1;
+			}
+			if (o->inject_bench->flags & OSM_SELF_TIMED) {
+				snprintf(err, len, "--inject-ns: %s times itself; injection needs a benchmark the harness "
+					 "times (cpu.call, syscall.null, ...)", o->inject_name);
+				return -1;
+			}
+			if (osm_parse_double(eq + 1, 0.001, 1e9, &o->inject_ns, why, sizeof(why))) {
+				snprintf(err, len, "--inject-ns: %s (ns per operation)", why);
+				return -1;
+			}
+			break;
+		}
+		case OPT_BUDGET_FRACTION:
+			if (osm_parse_double(optarg, 0.01, 1, &fraction, why, sizeof(why))) {
+				snprintf(err, len, "--budget-fraction: %s (the share of the suite's budget, 0.01..1)", why);
+				return -1;
+			}
+			break;
 		case OPT_CLOCK: {
 			/* A whole word of the list: "monotonic" is not "monotonic_raw". */
 			char names[128], *save = NULL;
@@ -222,6 +258,15 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 	if (o->lebench_exact && !o->clock)
 		o->clock = "monotonic";
 	osm_budget_for_suite(o->suite, &o->budget);
+	/* One of R repetitions (osmeter run --repeat R passes 1/R): the
+	 * default times and sample limit shrink by F, the target RSE grows by
+	 * 1/sqrt(F), so the R repetitions together take the suite's budget
+	 * and reach its precision; values given explicitly are kept. */
+	o->budget_fraction = fraction;
+	o->budget.min_time_s *= fraction;
+	o->budget.max_time_s *= fraction;
+	o->budget.max_samples = (int64_t)ceil((double)o->budget.max_samples * fraction);
+	o->budget.target_rse /= sqrt(fraction);
 	if (min_time >= 0) o->budget.min_time_s = min_time;
 	if (max_time >= 0) o->budget.max_time_s = max_time;
 	if (rse >= 0) o->budget.target_rse = rse;

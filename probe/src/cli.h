@@ -22,6 +22,10 @@ struct osm_run_opts {
 	int die_with_parent;
 	int quiet;
 	int lebench_exact;       /* --lebench-exact: one call per clock pair, CLOCK_MONOTONIC */
+	double budget_fraction;  /* --budget-fraction: this run's share of the suite's default budget */
+	const struct osm_bench *inject_bench; /* --inject-ns NAME=NS: a testing aid for compare */
+	char inject_name[128];
+	double inject_ns;
 	int have_counters;       /* --counters given */
 	struct osm_counter_spec counters; /* its validated list */
 };

@@ -144,6 +144,16 @@ const struct osm_clock_info *osm_clock_get_info(void)
 	return &info;
 }
 
+int osm_clocksource_listed(const char *available, const char *name)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", available);
+	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (!strcmp(t, name))
+			return 1;
+	return 0;
+}
+
 int osm_clock_kernel_tsc_stable(void)
 {
 #if defined(__x86_64__)
@@ -154,10 +164,7 @@ int osm_clock_kernel_tsc_stable(void)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
-		if (!strcmp(t, "tsc"))
-			return 1;
-	return 0;
+	return osm_clocksource_listed(buf, "tsc");
 #else
 	return -1;
 #endif

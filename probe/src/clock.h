@@ -82,5 +82,7 @@ const struct osm_clock_info *osm_clock_get_info(void);
  * an unstable TSC loses CLOCK_SOURCE_VALID_FOR_HRES and leaves the list),
  * -1 when that cannot be told (not x86, no sysfs). */
 int osm_clock_kernel_tsc_stable(void);
+/* Whether `name` is a whole word of `available` (available_clocksource's text). */
+int osm_clocksource_listed(const char *available, const char *name);
 
 #endif

@@ -248,6 +248,12 @@ static double time_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
 	ctx->self_ns = -1;
 	uint64_t t0 = osm_clock_start();
 	*st = bn->run(ctx, batch);
+	if (ctx->inject_ns > 0) {
+		/* --inject-ns: real time added to the timed region, batch x ns. */
+		uint64_t until = osm_clock_stop() + (uint64_t)((double)batch * ctx->inject_ns / osm_clock_tick_ns);
+		while (osm_clock_stop() < until)
+			;
+	}
 	uint64_t t1 = osm_clock_stop();
 	if (*st != OSM_OK)
 		return -1;

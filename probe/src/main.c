@@ -134,6 +134,14 @@ static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu,
 	osm_json_bool(j, "pinned", rs->pinned);
 	osm_json_str(j, "pin_error", pin_why);
 	osm_json_bool(j, "lebench_exact", o->lebench_exact);
+	if (o->inject_bench) {
+		osm_json_obj_begin(j, "inject");
+		osm_json_str(j, "bench", o->inject_name);
+		osm_json_num(j, "ns_per_op", o->inject_ns);
+		osm_json_obj_end(j);
+	} else {
+		osm_json_null(j, "inject");
+	}
 	osm_json_obj_begin(j, "fifo");
 	if (o->fifo)
 		osm_json_int(j, "requested", o->fifo);
@@ -154,6 +162,7 @@ static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu,
 	osm_json_int(j, "min_samples", o->budget.min_samples);
 	osm_json_int(j, "max_samples", o->budget.max_samples);
 	osm_json_num(j, "target_rse", o->budget.target_rse);
+	osm_json_num(j, "fraction", o->budget_fraction);
 	osm_json_obj_end(j);
 	osm_json_obj_begin(j, "build");
 	osm_json_str(j, "compiler", OSM_BUILD_COMPILER);
@@ -208,6 +217,7 @@ static void emit_measurement(struct osm_json *j, const char *name, const struct 
 	osm_json_num(j, "elapsed_s", m->elapsed_s);
 	osm_json_str(j, "stop_reason", m->stop_reason);
 	osm_json_num(j, "rse", m->rse);
+	osm_json_num(j, "tau", m->tau > 0 ? m->tau : NAN);
 	if (in->bench->unit == OSM_UNIT_NS && !strcmp(ci->source, "tsc"))
 		osm_json_num(j, "ref_cycles", median * ci->hz / 1e9);
 	else
@@ -241,7 +251,7 @@ static void emit_counters(struct osm_json *j, const char *name, const struct osm
 
 static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 		   const struct osm_budget *budget, const struct osm_counter_spec *cspec,
-		   int lebench_exact, const struct run_state *rs)
+		   const struct osm_run_opts *o, const struct run_state *rs)
 {
 	char name[128];
 	osm_full_name(in->fam, in->bench, name, sizeof(name));
@@ -251,11 +261,13 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	memcpy(ctx.params, in->params, sizeof(ctx.params));
 	ctx.cpu = cpu;
 	ctx.workdir = NULL;
-	if (lebench_exact) {
+	if (o->lebench_exact) {
 		/* One call per clock pair, or what LEBench times per pair. */
 		ctx.lebench_exact = 1;
 		ctx.fixed_batch = in->row ? in->row->exact_batch : 1;
 	}
+	if (o->inject_bench == in->bench)
+		ctx.inject_ns = o->inject_ns;
 	if (cspec && !(ctx.counters = osm_counters_new(cspec)))
 		osm_warn("%s: no memory for the counters; running without them", name);
 
@@ -352,8 +364,7 @@ static int cmd_run(int argc, char **argv)
 		osm_emit_params(&j, "params", in);
 		osm_json_str(&j, "lebench_row", in->row ? in->row->name : NULL);
 		osm_json_record_end(&j);
-		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL, o.lebench_exact,
-			    &rs) == OSM_ERROR)
+		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL, &o, &rs) == OSM_ERROR)
 			failed = 1;
 		if (ferror(out)) {
 			osm_err("cannot write the output: %s", strerror(errno));

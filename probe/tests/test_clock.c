@@ -124,6 +124,18 @@ int main(void)
 	check_monotonic("monotonic_raw");
 	check_rate("monotonic_raw");
 
+	/* The kernel's verdict on the TSC: listed among the available
+	 * clocksources, or removed (marked unstable). */
+	is_int(osm_clocksource_listed("tsc kvm-clock \n", "tsc"), 1, "tsc listed first");
+	is_int(osm_clocksource_listed("kvm-clock tsc\n", "tsc"), 1, "tsc listed last");
+	is_int(osm_clocksource_listed("kvm-clock hpet acpi_pm \n", "tsc"), 0, "tsc removed: unstable");
+	is_int(osm_clocksource_listed("tsc-early kvm-clock\n", "tsc"), 0, "tsc-early is not tsc");
+	is_int(osm_clocksource_listed("", "tsc"), 0, "empty list");
+	{
+		int k = osm_clock_kernel_tsc_stable();
+		ok(k == -1 || k == 0 || k == 1, "kernel TSC verdict is -1, 0 or 1 (%d)", k);
+	}
+
 	/* Forced monotonic (CLOCK_MONOTONIC, LEBench's clock: --lebench-exact). */
 	if (!ok(osm_clock_init("monotonic", 50, err, sizeof(err)) == 0,
 		"osm_clock_init(\"monotonic\") works"))

@@ -13,10 +13,16 @@ Method (docs/compare.md has the reasoning):
   not independent (drift, bursts), so each run is resampled at its effective
   sample size n / tau (stats.median_tau, as in stats.median_ci) rather than
   n. Seeded, so the same samples give the same interval everywhere;
+* with repetitions (osmeter run --repeat R, on either side): the interval
+  comes from them instead, a t interval of the log ratio whose standard
+  error is each side's repetition standard error (osmeter.repeats), with
+  Welch-Satterthwaite degrees of freedom: the noise between probe processes
+  and over the minutes of a suite, which one process's samples cannot show;
 * significant: the interval excludes 1 AND |ratio - 1| exceeds the noise
-  threshold (DEFAULT_THRESHOLD). The bootstrap only knows the noise inside
-  each run; the threshold stands for the noise between runs (reboots, ASLR,
-  placement, frequency), which one run's samples cannot show.
+  threshold (DEFAULT_THRESHOLD), which stands for the noise between runs
+  that even repetitions do not see (reboots, another boot's page layout).
+  A verdict on an instance flagged on either side (precision-unmet,
+  unstable, ...) carries the flags as its caveat.
 
 Direction: for a time (ns) or a count, a larger value is worse; for a rate
 (a unit ending in `_per_s`) a larger value is better. `worse` is the change
@@ -32,6 +38,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .repeats import UNSTABLE, Uncertainty, log_se_of_ci
 from .stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -41,9 +48,12 @@ from .stats import (
     dependent_resampled_medians,
     higher_is_better,  # lives in stats (lebench_kbest needs the direction too); compare.higher_is_better still works
     resampled_medians,
+    t_quantile,
 )
 
 DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
+# Flags of either side that a verdict shows next to it (docs/compare.md).
+CAVEAT_FLAGS = ("precision-unmet", "calibration-timeout", UNSTABLE, "repetition-failed", "not-pinned", "tsc-unstable")
 METHOD = (
     "ratio of medians; 95 % percentile-bootstrap interval, each run resampled independently "
     f"at its effective sample size n/tau ({BOOTSTRAP_RESAMPLES} resamples, fixed seed); "
@@ -141,6 +151,42 @@ class Instance:
     unit: str | None
     median: float
     samples: FloatArray
+    # From repetitions (osmeter run --repeat): the log-scale standard error
+    # of the median from their spread; None for a run of one repetition.
+    uncertainty: Uncertainty | None = None
+    # Its CI (the stored one), for the side of one repetition compared with
+    # a side of several.
+    ci: tuple[float, float] | None = None
+    flags: tuple[str, ...] = ()  # precision-unmet, unstable, ...
+
+
+def _side_uncertainty(x: Instance) -> Uncertainty | None:
+    """A side's uncertainty for the t interval: its repetitions', else its own CI's."""
+    if x.uncertainty is not None:
+        return x.uncertainty
+    if x.ci is None:
+        return None
+    se = log_se_of_ci(x.median, *x.ci)
+    return None if math.isnan(se) else Uncertainty(se, math.inf, "within")
+
+
+def ratio_from_repetitions(baseline: Instance, other: Instance, level: float = CI_LEVEL) -> RatioCI | None:
+    """Ratio of medians with a t interval on the log scale, from the
+    repetitions' standard errors (Welch-Satterthwaite degrees of freedom);
+    None unless at least one side has repetitions and both medians are positive."""
+    if baseline.uncertainty is None and other.uncertainty is None:
+        return None
+    a, b = _side_uncertainty(baseline), _side_uncertainty(other)
+    if a is None or b is None or not (baseline.median > 0 and other.median > 0):
+        return None
+    ratio = other.median / baseline.median
+    var = a.log_se**2 + b.log_se**2
+    if var == 0:
+        return RatioCI(ratio, ratio, ratio)
+    terms = [u.log_se**4 / u.df for u in (a, b) if not math.isinf(u.df) and u.log_se > 0]
+    df = var**2 / sum(terms) if terms else math.inf
+    q = t_quantile(0.5 + level / 2, df) * math.sqrt(var)
+    return RatioCI(ratio, ratio * math.exp(-q), ratio * math.exp(q))
 
 
 @dataclass(frozen=True)
@@ -158,6 +204,16 @@ class Comparison:
     ci_low: float
     ci_high: float
     significant: bool
+    # Either side's flags (precision-unmet, unstable, ...): a verdict made
+    # with them says so (`caveat`).
+    flags: tuple[str, ...] = ()
+    method: str = "bootstrap"  # "bootstrap" (within runs) or "repetitions"
+
+    @property
+    def caveat(self) -> str:
+        """What the verdict cannot vouch for: '' or e.g. 'precision-unmet, unstable'."""
+        shown = [f for f in CAVEAT_FLAGS if f in self.flags]
+        return ", ".join(shown)
 
     @property
     def change(self) -> float:
@@ -184,9 +240,15 @@ def compare_instance(
     threshold: float = DEFAULT_THRESHOLD,
     baseline_medians: FloatArray | None = None,
 ) -> Comparison:
-    ci = ratio_of_medians(
-        baseline.samples, other.samples, baseline_medians=baseline_medians, medians=(baseline.median, other.median)
-    )
+    ci = ratio_from_repetitions(baseline, other)
+    method = "repetitions"
+    if ci is None:
+        method = "bootstrap"
+        ci = ratio_of_medians(
+            baseline.samples, other.samples, baseline_medians=baseline_medians,
+            medians=(baseline.median, other.median),
+        )
+    flags = tuple(dict.fromkeys((*baseline.flags, *other.flags)))
     return Comparison(
         bench=other.bench,
         params=other.params,
@@ -199,6 +261,8 @@ def compare_instance(
         ci_low=ci.low,
         ci_high=ci.high,
         significant=is_significant(ci, threshold),
+        flags=flags,
+        method=method,
     )
 
 

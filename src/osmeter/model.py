@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .repeats import UNSTABLE, Repetition, spread
 from .stats import Summary
 
 RUN_STATUSES = ("running", "complete", "incomplete")
@@ -88,7 +89,12 @@ class BenchResult:
     batch: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, Any] | None = None
-    record: dict[str, Any] = field(default_factory=dict)  # as the probe wrote it
+    record: dict[str, Any] = field(default_factory=dict)  # as the probe wrote it (the first repetition's)
+    # What the figure cannot vouch for: the probe's flags of every repetition
+    # (precision-unmet, calibration-timeout, not-pinned, tsc-unstable) and
+    # osmeter's (unstable, repetition-failed); docs/statistics.md.
+    flags: tuple[str, ...] = ()
+    repetitions: tuple[Repetition, ...] = ()  # one per probe process that ran it (--repeat)
 
     def __post_init__(self) -> None:
         if self.status not in RESULT_STATUSES:
@@ -123,7 +129,14 @@ class BenchResult:
         return value if isinstance(value, str) else None
 
     @property
-    def flags(self) -> tuple[str, ...]:
-        """What the probe says the figure cannot vouch for (docs/schema.md, result.flags)."""
-        value = self.record.get("flags")
-        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+    def spread(self) -> float:
+        """max / min - 1 of the repetitions' medians; NaN with fewer than two."""
+        return spread([r.median for r in self.repetitions if r.status == "ok"])
+
+    @property
+    def precision_unmet(self) -> bool:
+        return "precision-unmet" in self.flags
+
+    @property
+    def unstable(self) -> bool:
+        return UNSTABLE in self.flags

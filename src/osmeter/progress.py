@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from typing import IO
 
-from .recorder import Event, InstanceDone, InstanceStarted, RunStarted
+from .recorder import Event, InstanceDone, InstanceStarted, RepetitionStarted, RunStarted
 from .records import describe_instance
 from .report.table import fmt_num
 
@@ -13,20 +13,25 @@ BAR_WIDTH = 24
 
 
 def done_line(event: InstanceDone, done: int) -> str:
-    """`[3/12] cpu.call args=3 ... 12.34 ns` (or skipped / error with the reason)."""
-    r, p = event.result, event.progress
+    """`[3/12] cpu.call args=3 ... 12.34 ns` (or skipped / error with the reason):
+    what this repetition measured."""
+    r, p, rep = event.result, event.progress, event.repetition
     position = f"[{p.index + 1}/{p.total}]" if p is not None else f"[{done}]"
     what = describe_instance(r.bench, r.params)
     if r.lebench_row:
         what = f"{r.lebench_row!r} ({what})"
-    if r.summary is not None:
-        outcome = f"{fmt_num(r.summary.median)} {r.unit}"
-        if "precision-unmet" in r.flags:
+    status = rep.status if rep is not None else r.status
+    reason = rep.reason if rep is not None else r.reason
+    median = rep.median if rep is not None else (r.summary.median if r.summary is not None else None)
+    flags = rep.flags if rep is not None else r.flags
+    if status == "ok" and median is not None:
+        outcome = f"{fmt_num(median)} {r.unit}"
+        if "precision-unmet" in flags:
             outcome += " (precision-unmet)"
-    elif r.status == "skip":
-        outcome = f"skipped: {r.reason}"
+    elif status == "skip":
+        outcome = f"skipped: {reason}"
     else:
-        outcome = f"error: {r.reason}"
+        outcome = f"error: {reason}"
     return f"{position} {what} ... {outcome}"
 
 
@@ -46,10 +51,15 @@ class PlainProgress:
             m = event.meta
             exact = ", LEBench-exact (one call per clock pair)" if m.raw.get("lebench_exact") else ""
             pinned = "" if m.raw.get("pinned", True) else f", NOT pinned: {m.raw.get('pin_error')}"
+            reps = f"; repetition 1 of {event.repetitions}" if event.repetitions > 1 else ""
             self._print(
                 f"run {event.run_id}: osmeter-probe {m.probe_version}, clock {m.clock.source}, "
-                f"CPU {m.cpu} ({m.cpu_choice.replace('_', ' ')}{pinned}){exact}"
+                f"CPU {m.cpu} ({m.cpu_choice.replace('_', ' ')}{pinned}){exact}{reps}"
             )
+        elif isinstance(event, RepetitionStarted):
+            self._done = 0
+            self._print(f"repetition {event.repetition} of {event.repetitions}: a fresh osmeter-probe, "
+                        f"the same benchmarks again")
         elif isinstance(event, InstanceDone):
             self._done += 1
             self._print(done_line(event, self._done))

@@ -9,6 +9,12 @@ one store transaction. Both get the same checks of the record order
 
 The run row is created only when `meta` arrives, so a probe that refuses
 its input (and writes nothing) leaves nothing in the store.
+
+Repetitions (`osmeter run --repeat R`): the streams of R probe processes,
+one after the other, each from its own `meta` to its own `end`. The first
+creates the run and its results; each later one adds its samples to the
+result of the same instance (benchmark and parameters), whose statistics
+are recomputed from all of them (osmeter.repeats) and stored again.
 """
 
 from __future__ import annotations
@@ -22,8 +28,21 @@ import numpy as np
 from . import __version__, legacy
 from .errors import RecordError
 from .model import BenchResult, NewRun
-from .records import Counters, End, Error, Meta, Progress, Record, Result, Samples, Skip, describe_instance
-from .stats import FloatArray, higher_is_better, summary
+from .records import (
+    Counters,
+    End,
+    Error,
+    Meta,
+    Progress,
+    Record,
+    Result,
+    Samples,
+    Skip,
+    canonical_params,
+    describe_instance,
+)
+from .repeats import Repetition, pool, repetition_of
+from .stats import FloatArray, higher_is_better
 from .store.base import Store
 
 
@@ -41,6 +60,7 @@ class RunContext:
 class RunStarted:
     run_id: int
     meta: Meta
+    repetitions: int = 1  # probe streams expected (osmeter run --repeat)
 
 
 @dataclass(frozen=True)
@@ -49,9 +69,20 @@ class InstanceStarted:
 
 
 @dataclass(frozen=True)
+class RepetitionStarted:
+    """A later repetition's probe started (its `meta` arrived)."""
+
+    repetition: int  # from 2
+    repetitions: int  # expected in all
+    meta: Meta
+
+
+@dataclass(frozen=True)
 class InstanceDone:
-    result: BenchResult
+    result: BenchResult  # all repetitions so far
     progress: Progress | None  # the progress record that announced it, if any
+    repetition: Repetition | None = None  # what this repetition measured
+    repetition_index: int = 1
 
 
 @dataclass(frozen=True)
@@ -59,7 +90,7 @@ class RunEnded:
     end: End
 
 
-Event = Union[RunStarted, InstanceStarted, InstanceDone, RunEnded]
+Event = Union[RunStarted, RepetitionStarted, InstanceStarted, InstanceDone, RunEnded]
 
 
 def utc_now() -> str:
@@ -70,19 +101,68 @@ def _same_instance(a: Samples | Progress | BenchResult, bench: str, params: dict
     return a.bench == bench and a.params == params
 
 
+def _key(bench: str, params: dict[str, Any]) -> tuple[str, str]:
+    return bench, canonical_params(params)
+
+
+def merge_counters(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counters of several repetitions of one instance as one record:
+    totals and operations summed, values per operation recomputed (a ratio
+    such as ipc: weighted by operations). The first record's other keys."""
+    if len(records) == 1:
+        return records[0]
+    ops = [r.get("ops") if isinstance(r.get("ops"), int) else 0 for r in records]
+    merged = dict(records[0])
+    merged["ops"] = sum(ops)
+    out = []
+    for c in records[0].get("counters", []) if isinstance(records[0].get("counters"), list) else []:
+        if not isinstance(c, dict):
+            continue
+        same = [next((d for d in r.get("counters", []) if isinstance(d, dict) and d.get("name") == c.get("name")), None)
+                for r in records]
+        c = dict(c)
+        if all(d is not None and d.get("status") == "ok" for d in same) and merged["ops"] > 0:
+            totals = [d.get("total") for d in same]  # type: ignore[union-attr]
+            values = [d.get("value") for d in same]  # type: ignore[union-attr]
+            if all(isinstance(t, (int, float)) for t in totals):
+                c["total"] = sum(totals)
+                c["value"] = c["total"] / merged["ops"]
+            elif all(isinstance(v, (int, float)) for v in values):
+                c["value"] = sum(v * o for v, o in zip(values, ops)) / merged["ops"]
+            running = [d.get("running") for d in same]  # type: ignore[union-attr]
+            if all(isinstance(x, (int, float)) for x in running):
+                c["running"] = min(running)
+        elif any(d is None or d.get("status") != "ok" for d in same) and c.get("status") == "ok":
+            bad = next(d for d in same if d is None or d.get("status") != "ok")
+            c = dict(bad) if bad is not None else {**c, "status": "not_counted", "value": None, "total": None,
+                                                     "reason": "not counted in every repetition"}
+        out.append(c)
+    merged["counters"] = out
+    return merged
+
+
 class RunRecorder:
     """Feeds records into the store; raises RecordError on an order violation."""
 
-    def __init__(self, store: Store, context: RunContext) -> None:
+    def __init__(self, store: Store, context: RunContext, repetitions: int = 1) -> None:
         self._store = store
         self._context = context
+        self.repetitions = repetitions  # how many probe streams are expected
+        self.repetition = 0  # the one being fed, from 1
         self.run_id: int | None = None
         self.meta: Meta | None = None
-        self.end: End | None = None
+        self.end: End | None = None  # of the repetition being fed
+        self.ends: list[End] = []  # of every repetition that ended
         self.results: list[BenchResult] = []
         self.notes: list[str] = []  # things worth telling the user, not errors
         self._progress: Progress | None = None
         self._samples: Samples | None = None
+        self._last_seq: int | None = None  # the result the next `counters` belongs to
+        self._seq_of: dict[tuple[str, str], int] = {}
+        self._reps: dict[int, list[Repetition]] = {}
+        self._rep_samples: dict[int, list[FloatArray]] = {}
+        self._counters_of: dict[int, list[dict[str, Any]]] = {}
+        self._rep_counts = {"ok": 0, "skip": 0, "error": 0}
 
     # --- feeding -----------------------------------------------------
 
@@ -91,10 +171,12 @@ class RunRecorder:
             if not isinstance(record, Meta):
                 raise RecordError(f"the first record must be 'meta', not '{type(record).__name__.lower()}'")
             return self._start(record)
+        if isinstance(record, Meta):
+            if self.end is None:
+                raise RecordError("a second 'meta' record before the first stream's 'end'")
+            return self._next_repetition(record)
         if self.end is not None:
             raise RecordError("a record after 'end'")
-        if isinstance(record, Meta):
-            raise RecordError("a second 'meta' record")
         if isinstance(record, (Progress, Samples, Result, Skip, Error, Counters)):
             bench, params = legacy.upgrade(record.bench, record.params, self.meta.probe_version)
             if (bench, params) != (record.bench, record.params):
@@ -104,15 +186,15 @@ class RunRecorder:
             self._samples = record
             return None
         if isinstance(record, Result):
-            return self._done(*self._ok(record))
+            return self._ok(record)
         self._expect_no_pending_samples()
         if isinstance(record, Progress):
             self._progress = record
             return InstanceStarted(record)
         if isinstance(record, Skip):
-            return self._done(self._failed("skip", record.bench, record.params, record.reason, record.raw))
+            return self._failed("skip", record.bench, record.params, record.reason, record.raw)
         if isinstance(record, Error):
-            return self._done(self._failed("error", record.bench, record.params, record.message, record.raw))
+            return self._failed("error", record.bench, record.params, record.message, record.raw)
         if isinstance(record, Counters):
             return self._counters(record)
         if isinstance(record, End):
@@ -138,15 +220,32 @@ class RunRecorder:
             )
         )
         self.meta = meta
-        return RunStarted(self.run_id, meta)
+        self.repetition = 1
+        return RunStarted(self.run_id, meta, self.repetitions)
+
+    def _next_repetition(self, meta: Meta) -> RepetitionStarted:
+        assert self.meta is not None
+        if meta.command != "run":
+            raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` holds a run")
+        for what, a, b in (("probe version", self.meta.probe_version, meta.probe_version),
+                           ("suite", self.meta.suite, meta.suite),
+                           ("clock", self.meta.clock.source, meta.clock.source)):
+            if a != b:
+                raise RecordError(f"repetition {self.repetition + 1} has another {what} ({b}) than the first ({a})")
+        self.repetition += 1
+        self.end = None
+        self._progress = None
+        self._last_seq = None
+        self._rep_counts = {"ok": 0, "skip": 0, "error": 0}
+        return RepetitionStarted(self.repetition, self.repetitions, meta)
 
     def _expect_no_pending_samples(self) -> None:
         if self._samples is not None:
             s = self._samples
             raise RecordError(f"'samples' for {describe_instance(s.bench, s.params)} not followed by its 'result'")
 
-    def _ok(self, result: Result) -> tuple[BenchResult, FloatArray | None]:
-        """The stored form of a result and the samples to keep with it."""
+    def _ok(self, result: Result) -> InstanceDone:
+        """A result and the samples just before it, as this repetition's measurement."""
         samples = self._samples
         self._samples = None
         what = describe_instance(result.bench, result.params)
@@ -158,66 +257,99 @@ class RunRecorder:
             raise RecordError(f"'result' and 'samples' for {what} disagree on unit or batch")
         values = np.asarray(samples.values, dtype=np.float64)
         finite = values[np.isfinite(values)]
-        extra = dict(result.extra)
         if finite.size < values.size:
             dropped = int(values.size - finite.size)
             self.notes.append(f"{what}: {dropped} of {values.size} samples were null (NaN/inf) and were left out")
-            extra["osmeter_dropped_samples"] = dropped
         if finite.size == 0:
-            failed = BenchResult(
-                seq=len(self.results),
-                bench=result.bench,
-                params=result.params,
-                status="error",
-                unit=result.unit,
-                reason="the probe reported a result without any finite sample",
-                batch=result.batch,
-                extra=extra,
-                record=result.raw,
-            )
-            return failed, None
-        built = BenchResult(
-            seq=len(self.results),
-            bench=result.bench,
-            params=result.params,
-            status="ok",
-            unit=result.unit,
-            summary=summary(finite, higher_is_better=higher_is_better(result.unit)),
-            batch=result.batch,
-            extra=extra,
-            record=result.raw,
-        )
-        return built, finite
+            rep = Repetition("error", reason="the probe reported a result without any finite sample",
+                             batch=result.batch)
+            return self._record(result.bench, result.params, result.unit, rep, None, result.raw, result.extra,
+                                dropped=int(values.size))
+        rep = repetition_of(finite, batch=result.batch, stop_reason=result.stop_reason, flags=result.flags,
+                            elapsed_s=result.elapsed_s, higher_is_better=higher_is_better(result.unit))
+        return self._record(result.bench, result.params, result.unit, rep, finite, result.raw, result.extra,
+                            dropped=int(values.size - finite.size))
 
-    def _failed(self, status: str, bench: str, params: dict[str, Any], why: str, raw: dict[str, Any]) -> BenchResult:
-        return BenchResult(seq=len(self.results), bench=bench, params=params, status=status, reason=why, record=raw)
+    def _failed(self, status: str, bench: str, params: dict[str, Any], why: str, raw: dict[str, Any]) -> InstanceDone:
+        return self._record(bench, params, None, Repetition(status, reason=why), None, raw, {})
 
-    def _done(self, result: BenchResult, values: FloatArray | None = None) -> InstanceDone:
+    def _record(self, bench: str, params: dict[str, Any], unit: str | None, rep: Repetition,
+                values: FloatArray | None, raw: dict[str, Any], extra: dict[str, Any], dropped: int = 0) -> InstanceDone:
+        """Store this repetition's measurement of an instance: a new result in
+        the first repetition (or for an instance it did not have), else the
+        instance's result recomputed from every repetition."""
         assert self.run_id is not None
-        self._store.add_result(self.run_id, result, values)
-        self.results.append(result)
+        self._rep_counts[rep.status] += 1
+        key = _key(bench, params)
+        seq = self._seq_of.get(key)
+        new = seq is None or seq >= len(self.results)
+        if new:
+            seq = len(self.results)
+            self._seq_of[key] = seq
+            self._reps[seq] = []
+            self._rep_samples[seq] = []
+        assert seq is not None
+        self._reps[seq].append(rep)
+        if values is not None:
+            self._rep_samples[seq].append(values)
+        old = None if new else self.results[seq]
+        built = self._build(seq, bench, params, unit or (old.unit if old else None), raw if old is None else old.record,
+                            extra if old is None or old.status != "ok" else old.extra, dropped)
+        if new:
+            self._store.add_result(self.run_id, built, self._pooled_samples(seq))
+            self.results.append(built)
+        else:
+            self._store.replace_result(self.run_id, built, self._pooled_samples(seq))
+            self.results[seq] = built
+        self._last_seq = seq
         progress = self._progress
         self._progress = None
-        if progress is not None and not _same_instance(progress, result.bench, result.params):
+        if progress is not None and not _same_instance(progress, bench, params):
             progress = None
-        return InstanceDone(result, progress)
+        return InstanceDone(built, progress, rep, self.repetition)
+
+    def _pooled_samples(self, seq: int) -> FloatArray | None:
+        parts = self._rep_samples[seq]
+        return np.concatenate(parts) if parts else None
+
+    def _build(self, seq: int, bench: str, params: dict[str, Any], unit: str | None, record: dict[str, Any],
+               extra: dict[str, Any], dropped: int) -> BenchResult:
+        reps = tuple(self._reps[seq])
+        extra = dict(extra)
+        if dropped:
+            extra["osmeter_dropped_samples"] = int(extra.get("osmeter_dropped_samples", 0)) + dropped
+        counters = merge_counters(self._counters_of[seq]) if self._counters_of.get(seq) else None
+        ok = [r for r in reps if r.status == "ok"]
+        if not ok:
+            last = reps[-1]
+            return BenchResult(seq=seq, bench=bench, params=params, status=last.status, unit=unit,
+                               reason=last.reason, batch=last.batch, extra=extra, counters=counters, record=record,
+                               flags=(), repetitions=reps)
+        pooled = pool(self._rep_samples[seq], reps, higher_is_better=higher_is_better(unit))
+        batch = ok[0].batch if all(r.batch == ok[0].batch for r in ok) else None
+        return BenchResult(seq=seq, bench=bench, params=params, status="ok", unit=unit, summary=pooled.summary,
+                           batch=batch, extra=extra, counters=counters, record=record, flags=pooled.flags,
+                           repetitions=reps)
 
     def _counters(self, record: Counters) -> None:
         assert self.run_id is not None
-        if not self.results or not _same_instance(self.results[-1], record.bench, record.params):
+        seq = self._last_seq
+        if seq is None or not _same_instance(self.results[seq], record.bench, record.params):
             what = describe_instance(record.bench, record.params)
             self.notes.append(f"'counters' for {what} follow no result of theirs; ignored")
             return None
-        last = replace(self.results[-1], counters=record.raw)
-        self.results[-1] = last
-        self._store.set_counters(self.run_id, last.seq, record.raw)
+        self._counters_of.setdefault(seq, []).append(record.raw)
+        merged = merge_counters(self._counters_of[seq])
+        self.results[seq] = replace(self.results[seq], counters=merged)
+        self._store.set_counters(self.run_id, seq, merged)
         return None
 
     def _end(self, end: End) -> RunEnded:
         self.end = end
-        mine = {s: sum(1 for r in self.results if r.status == s) for s in ("ok", "skip", "error")}
-        if mine != end.counts:
-            self.notes.append(f"the probe's end record counts {end.counts}, osmeter stored {mine}")
+        self.ends.append(end)
+        if self._rep_counts != end.counts:
+            which = f" (repetition {self.repetition})" if self.repetitions > 1 else ""
+            self.notes.append(f"the probe's end record counts {end.counts}, osmeter stored {self._rep_counts}{which}")
         return RunEnded(end)
 
     # --- finishing ---------------------------------------------------
@@ -227,8 +359,9 @@ class RunRecorder:
 
         `problem` is what went wrong on osmeter's side (a signal it
         forwarded, a dead probe, a bad record) and, when given, is the
-        reason recorded. Without one, an `end` that says complete makes the
-        run complete; an interrupted `end`, or none, makes it incomplete.
+        reason recorded. Without one, the run is complete when every
+        repetition's `end` says complete; an interrupted `end`, a missing
+        one, or fewer repetitions than asked for make it incomplete.
         """
         if self.run_id is None:
             return None
@@ -238,6 +371,8 @@ class RunRecorder:
             reason = "the probe's output ended without an 'end' record"
         elif self.end.status != "complete":
             reason = f"probe interrupted by {self.end.signal or 'a signal'}"
+        elif len(self.ends) < self.repetitions:
+            reason = f"{len(self.ends)} of {self.repetitions} repetitions ran"
         else:
             reason = None
         status = "incomplete" if reason else "complete"

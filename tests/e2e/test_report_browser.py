@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ..conftest import import_fixture
+from ..conftest import import_fixture, optional_tool_missing
 from ..synthetic import MACHINE, add_run, noisy
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -56,7 +56,8 @@ def chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    pytest.fail("headless Chromium is needed for the report's browser test: apt-get install -y chromium")
+    optional_tool_missing("headless Chromium is needed for the report's browser test: apt-get install -y chromium")
+    raise AssertionError("unreachable")
 
 
 def browse(chromium: str, page: Path, work: Path, *extra: str) -> tuple[str, list[str], list[str]]:

@@ -20,7 +20,7 @@ def osmeter(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_path: Path) -> None:
     fake_probe.set(stderr="probe: note from the probe")
-    r = osmeter("run", "--label", "first")
+    r = osmeter("run", "--label", "first", "--repeat", "1")
     # One benchmark reported `error`: the run is complete, the exit status says so.
     assert r.returncode == EXIT_BENCH_ERRORS, r.stderr
     progress = [l for l in r.stderr.splitlines() if l.startswith("[")]

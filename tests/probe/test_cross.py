@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from probe_helpers import REPO
+from probe_helpers import REPO, optional_tool_missing
 
 pytestmark = pytest.mark.cross
 
@@ -64,11 +64,11 @@ class CrossBuild:
 
 def _tools_or_skip(t: Target) -> None:
     if not shutil.which("cmake"):
-        pytest.skip("cmake is missing (Debian: apt-get install cmake)")
+        optional_tool_missing("cmake is missing (Debian: apt-get install cmake)")
     if not shutil.which(f"{t.prefix}-gcc"):
-        pytest.skip(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})")
+        optional_tool_missing(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})")
     if not shutil.which(t.qemu):
-        pytest.skip(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)")
+        optional_tool_missing(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)")
 
 
 @pytest.fixture(scope="session", params=TARGETS, ids=[t.name for t in TARGETS])

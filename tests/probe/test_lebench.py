@@ -151,3 +151,20 @@ def test_an_explicit_clock_overrides_the_exact_modes_default(probe):
     r = run_probe(probe, "run", "syscall.null", "--lebench-exact", "--clock", "monotonic_raw", *TINY)
     assert r.rc == 0, r.stderr
     assert r.of_type("meta")[0]["clock"]["source"] == "monotonic_raw"
+
+
+def test_inject_adds_a_known_time_to_one_benchmark(probe):
+    """--inject-ns (a testing aid for compare): a busy wait of NS ns per
+    operation inside the timed region, recorded in meta; self-timed
+    benchmarks are refused."""
+    plain = run_probe(probe, "run", "syscall.null", "cpu.loop_overhead", *TINY)
+    slowed = run_probe(probe, "run", "syscall.null", "cpu.loop_overhead", "--inject-ns", "syscall.null=50", *TINY)
+    assert plain.rc == slowed.rc == 0, slowed.stderr
+    assert plain.of_type("meta")[0]["inject"] is None
+    assert slowed.of_type("meta")[0]["inject"] == {"bench": "syscall.null", "ns_per_op": 50}
+    added = slowed.result("syscall.null")["median"] - plain.result("syscall.null")["median"]
+    assert 35 < added < 80, added
+    # Only the named benchmark is slowed.
+    assert slowed.result("cpu.loop_overhead")["median"] < 5
+    bad = run_probe(probe, "run", "syscall.null", "--inject-ns", "task.fork=10")
+    assert bad.rc == 2 and "times itself" in bad.stderr and not bad.records

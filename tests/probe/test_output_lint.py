@@ -10,12 +10,12 @@ from probe_helpers import run_probe
 
 KEYS = {
     "meta": {"type", "schema", "probe_version", "command", "suite", "start_time", "clock", "cpu",
-             "cpu_choice", "pinned", "pin_error", "lebench_exact", "fifo", "mlock", "budget", "build",
-             "machine"},
+             "cpu_choice", "pinned", "pin_error", "lebench_exact", "inject", "fifo", "mlock", "budget",
+             "build", "machine"},
     "progress": {"type", "index", "total", "bench", "params", "lebench_row"},
     "samples": {"type", "bench", "params", "lebench_row", "unit", "batch", "values"},
     "result": {"type", "bench", "params", "lebench_row", "unit", "n", "min", "median", "mean", "batch",
-               "cpu", "placement", "elapsed_s", "stop_reason", "rse", "ref_cycles", "flags", "extra"},
+               "cpu", "placement", "elapsed_s", "stop_reason", "rse", "tau", "ref_cycles", "flags", "extra"},
     "skip": {"type", "bench", "params", "lebench_row", "reason"},
     "error": {"type", "bench", "params", "lebench_row", "message"},
     "counters": {"type", "bench", "params", "lebench_row", "ops", "kernel", "kernel_reason", "inherit",
@@ -75,6 +75,7 @@ def test_record_order_and_consistency(quick, probe):
             assert res["stop_reason"] in ("rse", "max_time", "max_samples")
             assert set(res["flags"]) <= FLAGS
             assert res["rse"] is None or res["rse"] >= 0
+            assert res["tau"] is None or 1 <= res["tau"] <= res["n"]
             assert res["lebench_row"] is None  # the quick suite is not the LEBench table
             i += 3
         else:

@@ -88,16 +88,19 @@ def test_probe_argv(cli, fake_probe: FakeProbe, tmp_path: Path) -> None:
     argv_file = tmp_path / "argv.json"
     fake_probe.set(argv_file=argv_file)
     cli("run")
-    assert json.loads(argv_file.read_text()) == ["run", "--die-with-parent", "--suite", "standard"]
+    # The standard suite in 3 repetitions, each with a third of the budget.
+    assert json.loads(argv_file.read_text()) == [
+        "run", "--die-with-parent", "--suite", "standard", "--budget-fraction", "0.333333"
+    ]
     cli(
         "run", "cpu.call", "syscall.null", "--param", "args=3", "--cpu", "2", "--min-time", "0.5",
         "--max-time", "2", "--min-samples", "30", "--fifo", "50", "--mlock", "--clock", "monotonic_raw",
-        "--label", "x",
+        "--label", "x", "--repeat", "1", "--lebench-exact",
     )
     assert json.loads(argv_file.read_text()) == [
         "run", "--die-with-parent", "cpu.call", "syscall.null", "--param", "args=3", "--cpu", "2",
         "--min-time", "0.5", "--max-time", "2", "--min-samples", "30", "--fifo", "50",
-        "--clock", "monotonic_raw", "--mlock",
+        "--clock", "monotonic_raw", "--mlock", "--lebench-exact",
     ]
 
 
@@ -244,9 +247,10 @@ def test_store_failure_mid_run_keeps_what_finished(cli, fake_probe: FakeProbe, s
 def test_sweep_and_sampling_options_reach_the_probe(cli, fake_probe: FakeProbe, tmp_path: Path) -> None:
     argv_file = tmp_path / "argv.json"
     fake_probe.set(argv_file=argv_file)
-    cli("run", "cpu.call", "--sweep", "--max-samples", "100", "--target-rse", "0.02")
+    cli("run", "cpu.call", "--sweep", "--max-samples", "100", "--target-rse", "0.02", "--repeat", "4")
     assert json.loads(argv_file.read_text()) == [
-        "run", "--die-with-parent", "cpu.call", "--max-samples", "100", "--target-rse", "0.02", "--sweep",
+        "run", "--die-with-parent", "cpu.call", "--max-samples", "100", "--target-rse", "0.02",
+        "--budget-fraction", "0.25", "--sweep",
     ]
 
 

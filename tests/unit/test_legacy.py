@@ -9,13 +9,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from osmeter import legacy, stats
-from osmeter.model import BenchResult, NewRun
+from osmeter import legacy
 from osmeter.records import canonical_params
 from osmeter.store import open_store
+from osmeter.store.sqlite import migrations
 
 from ..conftest import DATA, import_fixture
 
@@ -65,47 +64,40 @@ def test_import_of_a_legacy_file_renames_task_fork(store_path: Path, tmp_path: P
         store.close()
 
 
-def _legacy_run(probe_version: str) -> NewRun:
-    return NewRun(
-        label=None,
-        start_time="2026-11-22T07:40:00Z",
-        source="run",
-        osmeter_version=probe_version,
-        probe_version=probe_version,
-        suite="standard",
-        argv=["osmeter-probe", "run"],
-        params={},
-        machine={},
-        meta={"type": "meta", "schema": 1},
-    )
+def _version1_store(path: Path, rows: list[tuple[str, str, dict]]) -> None:
+    """A store at schema version 1 (before 0002), holding (probe_version, bench, params) results."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(str(path)) as conn:
+        conn.executescript(migrations()[0].sql)
+        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                     " applied_at TEXT NOT NULL)")
+        conn.execute("INSERT INTO schema_migrations VALUES (1, 'initial', 't')")
+        runs: dict[str, int] = {}
+        for seq, (version, bench, params) in enumerate(rows):
+            if version not in runs:
+                cur = conn.execute(
+                    "INSERT INTO runs (start_time, status, source, osmeter_version, probe_version, argv, params,"
+                    " machine, meta) VALUES ('t', 'complete', 'run', ?, ?, '[]', '{}', '{}', '{}')",
+                    (version, version))
+                runs[version] = cur.lastrowid
+            conn.execute("INSERT INTO results (run_id, seq, bench, params, unit, status, record)"
+                         " VALUES (?, ?, ?, ?, 'ns', 'skip', '{}')",
+                         (runs[version], seq, bench, canonical_params(params)))
 
 
 def test_migration_0002_agrees_with_legacy_upgrade(store_path: Path) -> None:
-    values = np.linspace(1.0, 2.0, 20)
-    store = open_store(str(store_path), create=True)
-    old_run = store.create_run(_legacy_run("0.1.0"))
-    new_run = store.create_run(_legacy_run("0.2.0"))
-    for run_id in (old_run, new_run):
-        for seq, (bench, params, _, _) in enumerate(CASES):
-            result = BenchResult(seq=seq, bench=bench, params=params, status="ok", unit="ns",
-                                 summary=stats.summary(values), batch=1)
-            store.add_result(run_id, result, values)
-    store.close()
-    # Back to a store at schema version 1 holding 0.1 results, then reopen:
-    # migration 0002 runs on them.
-    with sqlite3.connect(str(store_path)) as conn:
-        conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
-    store = open_store(str(store_path), create=False)
+    rows = [("0.1.0", b, p) for b, p, _, _ in CASES] + [("0.2.0", b, p) for b, p, _, _ in CASES]
+    _version1_store(store_path, rows)
+    store = open_store(str(store_path), create=False)  # migrates
     try:
-        assert store.schema_version() >= 2
-        got_old = [(r.bench, r.params) for r in store.results(str(old_run))]
-        got_new = [(r.bench, r.params) for r in store.results(str(new_run))]
+        assert store.schema_version() == len(migrations())
+        got = [(r.bench, r.params) for run in store.runs() for r in store.results(run.id)]
     finally:
         store.close()
-    assert got_old == [(nb, np_) for _, _, nb, np_ in CASES]
-    assert got_new == [(b, p) for b, p, _, _ in CASES]
+    want = [legacy.upgrade(b, p, v) for v, b, p in rows]
+    assert got == want
+    assert want[: len(CASES)] == [(nb, np_) for _, _, nb, np_ in CASES]
     # The migrated parameters are canonical, so they match today's results.
     with sqlite3.connect(str(store_path)) as conn:
-        texts = [row[0] for row in conn.execute(
-            "SELECT params FROM results WHERE run_id = ? ORDER BY seq", (old_run,))]
+        texts = [row[0] for row in conn.execute("SELECT params FROM results ORDER BY run_id, seq")]
     assert texts == [canonical_params(json.loads(t)) for t in texts]

@@ -26,7 +26,7 @@ from ..probe import (
     probe_message,
 )
 from ..progress import PlainProgress, make_progress
-from ..recorder import RunContext, RunRecorder, RunStarted
+from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
 from ..records import parse_line
 from ..store import open_store, resolve_location
 from ..store.base import Store
@@ -36,6 +36,11 @@ from .show import render_stored_run
 NAME = "run"
 SUITES = ("quick", "standard", "full", "lebench")
 DEFAULT_SUITE = "standard"
+# Repetitions (fresh probe processes) per suite, and for named benchmarks
+# (None): each takes 1/R of the suite's default budget, so the suite's time
+# stays what it was (docs/statistics.md, "Repetitions").
+DEFAULT_REPEAT = {"quick": 3, "standard": 3, "full": 5, "lebench": 3, None: 3}
+MAX_REPEAT = 100
 CLOCKS = ("tsc", "cntvct", "monotonic_raw", "monotonic")
 _PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -83,7 +88,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="R",
         help="stop sampling when the robust relative standard error of the median is under R (0.01 = 1%%)",
     )
+    p.add_argument(
+        "--repeat",
+        type=positive_int,
+        metavar="R",
+        help="measure every benchmark in R repetitions, each a fresh probe process, interleaved across the "
+        "suite; the confidence interval and compare use their spread (default: "
+        + ", ".join(f"{k or 'named benchmarks'} {v}" for k, v in DEFAULT_REPEAT.items())
+        + "; --min-time/--max-time/--max-samples given here are per repetition)",
+    )
     p.add_argument("--clock", choices=CLOCKS, help="force the clock (default: the best one available)")
+    # A testing aid for compare (benchmarks/compare_noise.py): a busy wait of
+    # NS ns per operation inside the timed region of NAME, recorded in the
+    # run's metadata. Not for measuring anything.
+    p.add_argument("--inject-ns", metavar="NAME=NS", help=argparse.SUPPRESS)
     p.add_argument(
         "--lebench-exact",
         action="store_true",
@@ -120,6 +138,12 @@ class RunOptions:
     target_rse: float | None = None
     counters: str | None = None  # --counters LIST, passed to the probe as is
     lebench_exact: bool = False
+    repeat: int | None = None  # None: the suite's default (DEFAULT_REPEAT)
+    inject_ns: str | None = None  # NAME=NS: a known slow-down, for testing compare
+
+    @property
+    def repetitions(self) -> int:
+        return self.repeat if self.repeat is not None else DEFAULT_REPEAT.get(self.suite, DEFAULT_REPEAT[None])
 
 
 def options_from_args(args: argparse.Namespace) -> RunOptions:
@@ -142,6 +166,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         target_rse=args.target_rse,
         counters=args.counters,
         lebench_exact=args.lebench_exact,
+        repeat=args.repeat,
+        inject_ns=args.inject_ns,
     )
 
 
@@ -161,6 +187,7 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
         ("--fifo", opts.fifo),
         ("--clock", opts.clock),
         ("--counters", opts.counters),
+        ("--inject-ns", opts.inject_ns),
     )
     for flag, value in valued:
         if value is not None:
@@ -169,6 +196,10 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
         argv.append("--mlock")
     if opts.lebench_exact:
         argv.append("--lebench-exact")
+    if opts.repetitions > MAX_REPEAT:
+        raise UsageError(f"--repeat {opts.repetitions} is more than {MAX_REPEAT} repetitions")
+    if opts.repetitions > 1:
+        argv += ["--budget-fraction", f"{1 / opts.repetitions:.6g}"]
     if opts.sweep:
         if opts.suite:
             raise UsageError("--sweep goes with benchmark names; a suite already runs its sweeps")
@@ -200,7 +231,7 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Ou
             except RecordError as e:
                 problem = f"the probe wrote an invalid record on line {lineno}: {e.message}"
                 break
-            if isinstance(event, RunStarted):
+            if isinstance(event, (RunStarted, RepetitionStarted)):
                 proc.forward_stderr(sys.stderr)
             progress.show(event)
         returncode = proc.close()
@@ -252,13 +283,35 @@ def _problem_text(outcome: Outcome, recorder: RunRecorder) -> str | None:
     return None
 
 
+def drive_repetitions(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Outcome:
+    """The probe run once per repetition, into one recorder, while each ends well."""
+    outcome = drive(argv, recorder, progress)
+    while recorder.repetition < recorder.repetitions and _repetition_ok(outcome, recorder):
+        done = recorder.repetition
+        outcome = drive(argv, recorder, progress)
+        if recorder.repetition == done and outcome.problem is None and outcome.signal is None:
+            said = describe_exit(outcome.returncode)
+            outcome = Outcome(outcome.returncode, None, f"repetition {done + 1}: osmeter-probe did not start ({said})")
+    return outcome
+
+
+def _repetition_ok(outcome: Outcome, recorder: RunRecorder) -> bool:
+    return (
+        outcome.signal is None
+        and outcome.problem is None
+        and recorder.end is not None
+        and recorder.end.status == "complete"
+    )
+
+
 def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
     argv = probe_argv(probe, opts)
-    context = RunContext(label=opts.label, argv=argv, params=asdict(opts), source="run")
-    recorder = RunRecorder(store, context)
+    context = RunContext(label=opts.label, argv=argv, params={**asdict(opts), "repeat": opts.repetitions},
+                         source="run")
+    recorder = RunRecorder(store, context, repetitions=opts.repetitions)
     progress = make_progress(sys.stderr)
     try:
-        outcome = drive(argv, recorder, progress)
+        outcome = drive_repetitions(argv, recorder, progress)
     except StoreError:
         progress.close()
         _try_finish(recorder, "the store could not be written")

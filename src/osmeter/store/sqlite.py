@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..model import BenchResult, Counts, NewRun, RunInfo
+from ..repeats import Repetition
 from ..records import canonical_params
 from ..stats import FloatArray, Summary
 from .base import decode_samples, encode_samples
@@ -250,8 +251,9 @@ class SQLiteStore:
             assert cur.lastrowid is not None
             return cur.lastrowid
 
-    def add_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
-        row: dict[str, Any] = {
+    @staticmethod
+    def _result_row(run_id: int, result: BenchResult, samples: FloatArray | None) -> dict[str, Any]:
+        return {
             "run_id": run_id,
             "seq": result.seq,
             "bench": result.bench,
@@ -265,10 +267,24 @@ class SQLiteStore:
             "extra": _json(result.extra),
             "counters": None if result.counters is None else _json(result.counters),
             "record": _json(result.record),
+            "flags": _json(list(result.flags)),
+            "repetitions": _json([r.to_dict() for r in result.repetitions]),
         }
+
+    def add_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
+        row = self._result_row(run_id, result, samples)
         sql = f"INSERT INTO results ({', '.join(row)}) VALUES ({', '.join(':' + c for c in row)})"
         with self._write():
             self._conn.execute(sql, row)
+
+    def replace_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
+        """The result of seq `result.seq` replaced (another repetition came in)."""
+        row = self._result_row(run_id, result, samples)
+        sets = ", ".join(f"{c} = :{c}" for c in row if c not in ("run_id", "seq"))
+        with self._write():
+            cur = self._conn.execute(f"UPDATE results SET {sets} WHERE run_id = :run_id AND seq = :seq", row)
+            if cur.rowcount != 1:
+                raise StoreError(f"cannot update result {result.seq} of run {run_id} in {self.path}: no such result")
 
     def set_counters(self, run_id: int, seq: int, counters: dict[str, Any]) -> None:
         with self._write():
@@ -342,6 +358,10 @@ class SQLiteStore:
 
     @staticmethod
     def _result_from_row(row: sqlite3.Row) -> BenchResult:
+        record = json.loads(row["record"])
+        # Stored before migration 0003: the flags the probe's record carries.
+        flags = json.loads(row["flags"]) if row["flags"] else record.get("flags", [])
+        flags = [f for f in flags if isinstance(f, str)] if isinstance(flags, list) else []
         return BenchResult(
             seq=row["seq"],
             bench=row["bench"],
@@ -353,12 +373,14 @@ class SQLiteStore:
             batch=row["batch"],
             extra=json.loads(row["extra"]) if row["extra"] else {},
             counters=json.loads(row["counters"]) if row["counters"] else None,
-            record=json.loads(row["record"]),
+            record=record,
+            flags=tuple(flags),
+            repetitions=tuple(Repetition.from_dict(r) for r in json.loads(row["repetitions"] or "[]")),
         )
 
     def results(self, run_id: int) -> list[BenchResult]:
         rows = self._read(
-            f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, "
+            f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, flags, repetitions, "
             f"{', '.join(_SUMMARY_COLUMNS)} FROM results WHERE run_id = ? ORDER BY seq",
             (run_id,),
         )

@@ -1,0 +1,84 @@
+"""A probe that cannot pin itself says so in every result (`not-pinned`), and
+in meta (`pinned: false` with the reason), instead of claiming a CPU it does
+not hold.
+
+The failure is made real, not simulated in the probe: a small wrapper
+(compiled here with cc) installs a seccomp filter that makes
+sched_setaffinity() fail with EPERM, then execs the probe.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+import pytest
+
+from probe_helpers import TINY, run_probe
+
+WRAPPER_C = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setaffinity, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+		perror("seccomp");
+		return 125;
+	}
+	execv(argv[1], argv + 1);
+	perror("execv");
+	return 126;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def no_affinity(tmp_path_factory) -> str:
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("the seccomp wrapper is written for x86_64 and aarch64 hosts")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.fail("a C compiler is needed (Debian: apt-get install build-essential)")
+    d = tmp_path_factory.mktemp("seccomp")
+    src, exe = d / "no_affinity.c", d / "no_affinity"
+    src.write_text(WRAPPER_C)
+    subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
+    return str(exe)
+
+
+def test_a_failed_pin_flags_every_result(probe, no_affinity):
+    p = subprocess.run([no_affinity, probe, "run", "syscall.null", "cpu.loop_overhead", *TINY],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(line) for line in p.stdout.splitlines()]
+    meta = records[0]
+    assert meta["pinned"] is False
+    assert "cannot pin to CPU" in meta["pin_error"] and "not permitted" in meta["pin_error"]
+    results = [x for x in records if x["type"] == "result"]
+    assert len(results) == 2
+    for res in results:
+        assert "not-pinned" in res["flags"]
+
+
+def test_a_working_pin_flags_nothing(probe):
+    r = run_probe(probe, "run", "syscall.null", *TINY)
+    assert r.rc == 0, r.stderr
+    assert r.of_type("meta")[0]["pinned"] is True and r.of_type("meta")[0]["pin_error"] is None
+    assert "not-pinned" not in r.result("syscall.null")["flags"]
