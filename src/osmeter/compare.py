@@ -184,7 +184,7 @@ def ratio_from_repetitions(baseline: Instance, other: Instance, level: float = C
     if var == 0:
         return RatioCI(ratio, ratio, ratio)
     terms = [u.log_se**4 / u.df for u in (a, b) if not math.isinf(u.df) and u.log_se > 0]
-    df = var**2 / sum(terms) if terms else math.inf
+    df = var**2 / sum(terms) if terms and sum(terms) > 0 else math.inf
     q = t_quantile(0.5 + level / 2, df) * math.sqrt(var)
     return RatioCI(ratio, ratio * math.exp(-q), ratio * math.exp(q))
 

@@ -94,7 +94,7 @@ class Level:
     last_bytes: int  # largest working set still on it (first misses beyond)
     next_bytes: int | None  # the next size measured (None: the curve ends here)
     ns: float  # median latency over the plateau
-    cycles: float | None  # median reference cycles, when every point has them
+    cycles: float | None  # median reference cycles (TSC ticks, not core cycles), when every point has them
     points: int
     slope: float  # least-squares d ln(ns) / d log2(size)
     ns_low: float = math.nan  # smallest and largest latency on the plateau
@@ -613,7 +613,8 @@ def render_text(analyses: Sequence[CurveAnalysis]) -> str:
         lines.append(f"mem.latency, {a.label}: {len(a.points)} sizes, "
                      f"{_fmt_bytes(a.points[0].size_bytes)} .. {_fmt_bytes(a.points[-1].size_bytes)}")
         for lv in a.detection.levels:
-            cyc = f", {lv.cycles:.0f} ref cycles" if lv.cycles is not None else ""
+            # TSC ticks: reference cycles at the TSC's rate, not core cycles
+            cyc = f", {lv.cycles:.1f} ref cycles" if lv.cycles is not None else ""
             if lv is a.detection.memory:
                 spread = (f", {lv.ns_low:.3g} .. {lv.ns_high:.3g} ns over the plateau"
                           if lv.ns_high > 1.1 * lv.ns_low else "")

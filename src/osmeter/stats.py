@@ -314,6 +314,11 @@ def normal_quantile(p: float) -> float:
     return NormalDist().inv_cdf(p)
 
 
+# Above this many degrees of freedom the t quantile is the normal one to
+# better than 1e-6 (and the incomplete beta would lose its precision).
+T_NORMAL_DF = 1e7
+
+
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the regularized incomplete beta (modified Lentz)."""
     tiny = 1e-300
@@ -347,7 +352,7 @@ def incomplete_beta(a: float, b: float, x: float) -> float:
 
 def t_cdf(t: float, df: float) -> float:
     """Student's t distribution function with df > 0 degrees of freedom."""
-    if math.isinf(df):
+    if math.isinf(df) or df > T_NORMAL_DF:
         return NormalDist().cdf(t)
     tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
     return 1.0 - tail if t > 0 else tail
@@ -358,7 +363,7 @@ def t_quantile(p: float, df: float) -> float:
     quantile); bisection on t_cdf to 1e-12, checked against scipy."""
     if not 0.0 < p < 1.0 or not df > 0:
         raise ValueError("t_quantile needs 0 < p < 1 and df > 0")
-    if math.isinf(df):
+    if math.isinf(df) or df > T_NORMAL_DF:
         return normal_quantile(p)
     if p < 0.5:
         return -t_quantile(1.0 - p, df)

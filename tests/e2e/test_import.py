@@ -124,3 +124,32 @@ def test_order_violation_rolls_back(cli, tmp_path: Path, store_path: Path) -> No
 def test_missing_file(cli, tmp_path: Path) -> None:
     r = cli("import", str(tmp_path / "absent.jsonl"))
     assert r.code == EXIT_IMPORT and "cannot read" in r.err
+
+
+def test_several_files_are_the_repetitions_of_one_run(cli, tmp_path: Path, store_path: Path) -> None:
+    """Three files from three probe processes: one run, each result pooled
+    from three repetitions (the board-without-Python form of --repeat)."""
+    paths = [str(GOOD)] * 3
+    r = cli("import", *paths, "--label", "board x3")
+    assert r.code == 0, r.err
+    assert "as run 1 (complete, 3 repetitions)" in r.out
+    store = open_store(str(store_path), create=False)
+    try:
+        run = store.run("1")
+        assert run.params["repeat"] == 3 and len(run.params["files"]) == 3
+        ok = [x for x in store.results(1) if x.status == "ok"]
+        assert ok and all(len(x.repetitions) == 3 for x in ok)
+        one = ok[0]
+        assert one.summary.n == 3 * one.repetitions[0].n
+    finally:
+        store.close()
+
+
+def test_only_the_last_of_several_files_may_be_cut_short(cli, tmp_path: Path, store_path: Path) -> None:
+    cut = write(tmp_path, "cut.jsonl", truncated_text())
+    r = cli("import", str(cut), str(GOOD), "--allow-incomplete")
+    assert r.code == EXIT_IMPORT and "only the last of several files" in r.err
+    assert not store_path.exists() or db_rows(store_path, "SELECT count(*) FROM runs") == [(0,)]
+    r = cli("import", str(GOOD), str(cut), "--allow-incomplete")
+    assert r.code == 0, r.err
+    assert "(incomplete, 2 repetitions)" in r.out

@@ -159,3 +159,27 @@ def test_sigkill_of_the_probe_mid_benchmark(real_probe: str, store_path: Path) -
     assert "probe" in err.lower()
     assert_two_kept_and_incomplete(store_path)
     assert probe_pids(real_probe) == []
+
+
+def test_a_run_stopped_early_is_flagged_everywhere(real_probe: str, store_path: Path, tmp_path: Path) -> None:
+    """Issue 9: a benchmark forced to stop before its target precision
+    (--max-time 0.01 on a noisy one, --target-rse far below what 10 ms
+    give) is flagged precision-unmet in show, the report and compare."""
+    early = ("syscall.open_close", "--max-time", "0.01", "--min-time", "0.001", "--target-rse", "0.0001",
+             "--repeat", "2")
+    osmeter("run", *early, "--label", "early 1")
+    osmeter("run", *early, "--label", "early 2")
+    runs = json.loads(osmeter("runs", "--json").stdout)["runs"]
+    assert [r["id"] for r in runs] == [1, 2]
+    exported = json.loads(osmeter("export", "1", "--format", "json").stdout)
+    res = exported["results"][0]
+    assert "precision-unmet" in res["flags"]
+    assert "precision-unmet" in osmeter("show", "1").stdout
+    assert "precision-unmet" in osmeter("report", "1", "--format", "md").stdout
+    html = tmp_path / "r.html"
+    osmeter("report", "1", "-o", str(html))
+    assert "precision-unmet" in html.read_text()
+    compared = osmeter("compare", "1", "2")
+    assert "precision-unmet" in compared.stdout
+    doc = json.loads(osmeter("compare", "1", "2", "--json").stdout)
+    assert "precision-unmet" in doc["comparisons"][0]["caveat"]

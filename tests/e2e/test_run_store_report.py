@@ -38,7 +38,7 @@ def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_pa
     out = r.stdout
     assert "run 1 'first': standard on testbox, Linux 6.8.0-test" in out
     header = next(l for l in out.splitlines() if l.startswith("benchmark"))
-    assert header.split() == ["benchmark", "params", "median", "95%", "CI", "of", "median", "min", "CV", "%", "n",
+    assert header.split() == ["benchmark", "params", "median", "95%", "CI", "of", "median", "best", "CV", "%", "n",
                               "unit", "lebench_kbest"]
     row = next(l for l in out.splitlines() if l.startswith("syscall.null"))
     assert row.split() == ["syscall.null", "45.06", "44.78", "..", "45.33", "43.57", "1.3", "60", "ns", "43.57"]

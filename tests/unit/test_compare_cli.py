@@ -42,7 +42,7 @@ def test_terminal_table_sorted_by_change(cli, three_runs) -> None:
     assert rows[0].split()[0] == "syscall.null" and rows[0].endswith("slower")
     assert rows[0].split()[-2] in ("+9.9%", "+10.0%", "+10.1%")
     assert all(l.endswith("no significant change") for l in rows[1:])
-    assert "3 compared, 1 significant (1 slower, 0 faster)" in r.out
+    assert "3 compared, 1 significant (1 slower, 0 faster; 0 with a caveat)" in r.out
 
 
 def test_rates_that_fall_are_slower(cli, three_runs) -> None:

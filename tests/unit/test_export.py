@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from osmeter.export import EXPORTERS
-from osmeter.export.fields import FIELD_NAMES, FIELDS
+from osmeter.export.fields import CSV_SPELLING, FIELD_NAMES, FIELDS
 from osmeter.store import open_store
 
 from ..conftest import DATA, import_fixture
@@ -47,7 +47,9 @@ def test_json_and_csv_have_the_same_fields_and_values(store_path: Path) -> None:
         for name in FIELD_NAMES:
             value = from_json[name]
             cell = from_csv[name]
-            if value is None:
+            if name in CSV_SPELLING:
+                assert cell == CSV_SPELLING[name](value), name
+            elif value is None:
                 assert cell == "", name
             elif isinstance(value, bool):
                 assert cell == str(value).lower(), name
@@ -78,8 +80,25 @@ def _is_float(cell: str) -> bool:
     return "." in cell or "e" in cell
 
 
+def _same(a: object, b: object, name: str) -> None:
+    """JSON values equal, their floats to 1e-9."""
+    if isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-9), name
+    elif isinstance(b, dict):
+        assert isinstance(a, dict) and a.keys() == b.keys(), name
+        for k in b:
+            _same(a[k], b[k], f"{name}.{k}")
+    elif isinstance(b, list):
+        assert isinstance(a, list) and len(a) == len(b), name
+        for x, y in zip(a, b):
+            _same(x, y, name)
+    else:
+        assert a == b, name
+
+
 def test_csv_matches_golden_file(store_path: Path) -> None:
-    """Same rows, columns and text; floats equal to 1e-9 (summation order may differ by platform)."""
+    """Same rows, columns and text; floats equal to 1e-9 (summation order may differ by platform),
+    also inside JSON cells (per_repetition)."""
     text = rendered(store_path, "csv")
     if not GOLDEN_CSV.exists():
         pytest.fail(f"{GOLDEN_CSV} is missing; review and save this output as the golden file:\n{text}")
@@ -91,5 +110,7 @@ def test_csv_matches_golden_file(store_path: Path) -> None:
         for name, a, b in zip(want[0], row_got, row_want):
             if _is_float(b):
                 assert float(a) == pytest.approx(float(b), rel=1e-9), name
+            elif b.startswith(("[", "{")):
+                _same(json.loads(a), json.loads(b), name)
             else:
                 assert a == b, name

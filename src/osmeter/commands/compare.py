@@ -8,6 +8,9 @@ change (worst first), `--json`, and with `-o` an HTML heatmap
 Where both runs counted a performance counter (`osmeter run --counters`) for
 an instance, its two values per operation and their ratio are shown under
 the time comparison, so a change can be explained (docs/compare.md).
+A verdict on an instance either run flagged (precision-unmet, unstable ...)
+carries the flags as its caveat, in every output, with a legend; `--names
+lebench` labels and orders the instances as LEBench's table.
 `--fail-above PCT` exits with EXIT_REGRESSION when a significant change for
 the worse exceeds PCT, after everything else was printed and written.
 """
@@ -27,8 +30,11 @@ from ..errors import RegressionFound, UsageError
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params, describe_instance, format_params
 from ..report import counters as ctr
+from ..report import flags as fl
+from ..report import names as nm
 from ..report.table import fmt_num, render_table
-from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from ..repeats import uncertainty
+from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL, FloatArray
 from ..store import open_store, resolve_location
 from ..store.base import Store
 from .export import check_writable, write_atomically
@@ -75,6 +81,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exit with status 10 when a significant change for the worse exceeds PCT %% (for CI pipelines)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the heatmap: .html page, or .svg/.png/.pdf figure")
+    nm.add_names_option(p)
     add_json_option(p, "the comparison")
     add_store_option(p)
     return p
@@ -182,8 +189,8 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
                 continue
             outcome.add(
                 cmp.compare_instance(
-                    cmp.Instance(b.bench, b.params, b.unit, b.summary.median, base_samples),
-                    cmp.Instance(o.bench, o.params, o.unit, o.summary.median, other_samples),
+                    compared_instance(b, base_samples),
+                    compared_instance(o, other_samples),
                     run_id=r.id,
                     baseline_id=base_run.id,
                     threshold=threshold,
@@ -207,6 +214,22 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
     return outcome
 
 
+def compared_instance(r: BenchResult, samples: FloatArray) -> cmp.Instance:
+    """A stored result as compare needs it: its samples, and the uncertainty of
+    its repetitions when it has several."""
+    assert r.summary is not None
+    return cmp.Instance(
+        r.bench,
+        r.params,
+        r.unit,
+        r.summary.median,
+        samples,
+        uncertainty=uncertainty(r.repetitions),
+        ci=(r.summary.ci_low, r.summary.ci_high),
+        flags=r.flags,
+    )
+
+
 def counter_notes(runs: Sequence[RunInfo], results: Sequence[Sequence[BenchResult]]) -> list[str]:
     """What the counters could not do, once per note, with the runs it concerns."""
     seen: dict[str, list[str]] = {}
@@ -226,7 +249,45 @@ TABLE_HEADERS = ("benchmark", "params", "run", "baseline", "median", "unit", "ra
 _RIGHT = (False, False, True, True, True, False, True, True, True, False)
 
 
-def render_text(outcome: Outcome, threshold: float) -> str:
+def verdict_text(c: cmp.Comparison) -> str:
+    """`slower [precision-unmet, unstable]`: the verdict with the flags that qualify it."""
+    return f"{c.verdict} [{c.caveat}]" if c.caveat else c.verdict
+
+
+def caveat_flags(comparisons: Sequence[cmp.Comparison]) -> list[str]:
+    """The flags that qualify some verdict, in the legend's order."""
+    return fl.ordered(f for c in comparisons for f in c.caveat.split(", ") if f)
+
+
+def ordered_comparisons(outcome: Outcome, labels: nm.InstanceLabels) -> list[cmp.Comparison]:
+    """Worst first; under --names lebench in LEBench's table order (then the run's order)."""
+    if labels.names is None:
+        return cmp.sort_by_change(outcome.comparisons)
+    return labels.sort(outcome.comparisons, lambda c: (c.bench, c.params))
+
+
+def summary_line(outcome: Outcome, threshold: float) -> str:
+    """`3 compared, 1 significant (1 slower, 0 faster; 1 with a caveat)` and what significant means."""
+    sig = [c for c in outcome.comparisons if c.significant]
+    worse = sum(1 for c in sig if c.worse > 0)
+    caveats = sum(1 for c in sig if c.caveat)
+    by_reps = sum(1 for c in outcome.comparisons if c.method == "repetitions")
+    if by_reps == len(outcome.comparisons):
+        method = "; every interval from the runs' repetitions"
+    elif by_reps:
+        method = f"; {by_reps} intervals from the runs' repetitions, the others from each run's samples (bootstrap)"
+    else:
+        method = ""
+    return (
+        f"{len(outcome.comparisons)} compared, {len(sig)} significant ({worse} slower, {len(sig) - worse} faster; "
+        f"{caveats} with a caveat){method}; "
+        f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
+        "(--threshold); for a rate (bytes_per_s) a rise is faster"
+    )
+
+
+def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | None = None) -> str:
+    labels = labels or nm.InstanceLabels(None)
     runs = outcome.runs
     base = runs[0]
     parts = [
@@ -248,11 +309,13 @@ def render_text(outcome: Outcome, threshold: float) -> str:
             parts.append("what differs:\n" + "\n".join(lines))
     else:
         parts.append("what differs: nothing in the machine descriptions, suites or options")
+    lead = labels.names is not None
     rows = []
-    for c in cmp.sort_by_change(outcome.comparisons):
+    for c in ordered_comparisons(outcome, labels):
         ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
         rows.append(
-            [
+            ([labels.shown(c.bench, c.params) or ""] if lead else [])
+            + [
                 c.bench,
                 format_params(c.params),
                 str(c.run_id),
@@ -262,23 +325,28 @@ def render_text(outcome: Outcome, threshold: float) -> str:
                 "-" if math.isnan(c.ratio) else f"{c.ratio:.3f}",
                 ci,
                 "-" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%",
-                c.verdict,
+                verdict_text(c),
             ]
         )
-        rows.extend(counter_rows(outcome.deltas(c)))
-    parts.append(render_table(TABLE_HEADERS, rows, _RIGHT))
+        rows.extend(([""] if lead else []) + row for row in counter_rows(outcome.deltas(c)))
+    headers = (("LEBench row",) if lead else ()) + TABLE_HEADERS
+    right = ((False,) if lead else ()) + _RIGHT
+    parts.append(render_table(headers, rows, right))
+    notes = []
     if outcome.has_counters:
-        parts.append(
+        notes.append(
             "indented rows: performance counters per operation counted in both runs (baseline, run, ratio, change; "
             "~ multiplexed, scaled); task-clock is CPU time per operation, not latency"
         )
-    sig = [c for c in outcome.comparisons if c.significant]
-    worse = sum(1 for c in sig if c.worse > 0)
-    parts.append(
-        f"{len(outcome.comparisons)} compared, {len(sig)} significant ({worse} slower, {len(sig) - worse} faster); "
-        f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
-        "(--threshold); for a rate (bytes_per_s) a rise is faster"
+    legend = fl.legend_lines(
+        caveat_flags(outcome.comparisons),
+        title="[...] after a verdict: flags of either run's figure, which the verdict cannot vouch for",
     )
+    if legend:
+        notes.append("\n".join(legend))
+    if notes:
+        parts.append("\n".join(notes))
+    parts.append(summary_line(outcome, threshold))
     if outcome.counter_notes:
         parts.append("counters:\n" + "\n".join(f"  {n}" for n in outcome.counter_notes))
     if outcome.not_compared:
@@ -326,8 +394,11 @@ def counters_json(deltas: Sequence[ctr.CounterDelta]) -> list[dict[str, Any]]:
     ]
 
 
-def document(outcome: Outcome, threshold: float, fail_above: float | None) -> dict[str, Any]:
+def document(outcome: Outcome, threshold: float, fail_above: float | None,
+             labels: nm.InstanceLabels | None = None) -> dict[str, Any]:
+    labels = labels or nm.InstanceLabels(None)
     runs = outcome.runs
+    significant = [c for c in outcome.comparisons if c.significant]
     doc: dict[str, Any] = {
         "osmeter_compare": COMPARE_SCHEMA,
         "baseline": runs[0].id,
@@ -336,10 +407,13 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None) -> di
         "level": CI_LEVEL,
         "resamples": BOOTSTRAP_RESAMPLES,
         "threshold": threshold,
+        "significant": len(significant),
+        "significant_with_caveat": sum(1 for c in significant if c.caveat),
         "comparisons": [
             {
                 "bench": c.bench,
                 "params": dict(c.params),
+                "lebench_row": labels.row(c.bench, c.params),
                 "unit": c.unit,
                 "run_id": c.run_id,
                 "baseline_median": c.baseline_median,
@@ -351,10 +425,14 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None) -> di
                 "worse": _num(c.worse),
                 "significant": c.significant,
                 "verdict": c.verdict,
+                "method": c.method,
+                "flags": list(c.flags),
+                "caveat": c.caveat,
                 "counters": counters_json(outcome.deltas(c)),
             }
-            for c in cmp.sort_by_change(outcome.comparisons)
+            for c in ordered_comparisons(outcome, labels)
         ],
+        "flag_legend": {name: text for name, text in fl.legend(caveat_flags(outcome.comparisons))},
         "counter_notes": outcome.counter_notes,
         "differences": [
             {"key": d.key, "values": {str(r.id): v for r, v in zip(runs, d.values)}} for d in cmp.run_differences(runs)
@@ -367,8 +445,10 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None) -> di
     return doc
 
 
-def heatmap_file(outcome: Outcome, threshold: float, suffix: str) -> str | bytes:
+def heatmap_file(outcome: Outcome, threshold: float, suffix: str,
+                 labels: nm.InstanceLabels | None = None) -> str | bytes:
     """The heatmap as an HTML page (str) or as a figure's bytes (svg/png/pdf)."""
+    labels = labels or nm.InstanceLabels(None)
     runs = outcome.runs
     if suffix in (".html", ".htm"):
         from ..report.html import render_comparison
@@ -383,16 +463,19 @@ def heatmap_file(outcome: Outcome, threshold: float, suffix: str) -> str | bytes
             outcome.not_compared,
             counters=outcome.deltas,
             counter_notes=outcome.counter_notes,
+            labels=labels,
         )
     from ..report import plots
     from ..report.html import run_column_label
 
     keys: list[tuple[str, str]] = []
+    row_labels: list[str] = []
     cells: dict[tuple[tuple[str, str], int], cmp.Comparison] = {}
-    for c in outcome.comparisons:
+    for c in labels.sort(outcome.comparisons, lambda c: (c.bench, c.params)):
         k = (c.bench, format_params(c.params))
         if k not in keys:
             keys.append(k)
+            row_labels.append(labels.shown(c.bench, c.params) or f"{k[0]} {k[1]}".strip())
         cells[(k, c.run_id)] = c
     grid = [
         [
@@ -401,11 +484,13 @@ def heatmap_file(outcome: Outcome, threshold: float, suffix: str) -> str | bytes
         ]
         for k in keys
     ]
+    caveats = [[(k, r.id) in cells and bool(cells[(k, r.id)].caveat) for r in runs[1:]] for k in keys]
     fig = plots.heatmap_figure(
-        [f"{b} {p}".strip() for b, p in keys],
+        row_labels,
         [run_column_label(r) for r in runs[1:]],
         grid,
         f"change of the median against run {runs[0].id} (%)",
+        caveats=caveats,
     )
     try:
         return plots.render(fig, suffix.lstrip("."))
@@ -425,14 +510,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = resolve_runs(store, args.runs, args.baseline)
         outcome = compare_runs(store, runs, threshold)
+        # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
+        labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in store.results(r.id)])
     finally:
         store.close()
     if output is not None:
-        write_atomically(output, heatmap_file(outcome, threshold, output.suffix.lower()))
+        write_atomically(output, heatmap_file(outcome, threshold, output.suffix.lower(), labels))
     if args.json:
-        sys.stdout.write(json.dumps(document(outcome, threshold, fail_above), indent=2, allow_nan=False) + "\n")
+        doc = document(outcome, threshold, fail_above, labels)
+        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(render_text(outcome, threshold))
+        sys.stdout.write(render_text(outcome, threshold, labels))
     if output is not None:
         print(f"wrote {output}", file=sys.stderr)
     if fail_above is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..export import EXPORTERS
+from ..report import names as nm
 from ..store import open_store, resolve_location
 from .options import add_store_option
 
@@ -26,6 +27,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
     p.add_argument("--format", choices=sorted(EXPORTERS), required=True, help="output format")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    nm.add_names_option(p)
     add_store_option(p)
     return p
 
@@ -81,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     try:
         info = store.run(args.run)
-        text = EXPORTERS[args.format](info, store.results(info.id))
+        text = EXPORTERS[args.format](info, store.results(info.id), names=nm.row_names(args.names))
     finally:
         store.close()
     if args.output and args.output != "-":

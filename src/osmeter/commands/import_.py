@@ -6,6 +6,12 @@ Then it is stored in one transaction, so a file is stored whole or not at
 all. A file cut short (no `end`, maybe half a last line) is refused unless
 --allow-incomplete is given; then its finished benchmarks are stored and
 the run is marked incomplete.
+
+Several files are the repetitions of one run (`osmeter run --repeat`'s
+method, done by hand on a board without Python: run the probe R times with
+`--budget-fraction 1/R`, then import the R files together): their samples
+are pooled per instance and their spread gives the confidence interval
+(docs/statistics.md, "Repetitions"). Only the last may be cut short.
 """
 
 from __future__ import annotations
@@ -31,7 +37,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="store a .jsonl file written by osmeter-probe",
         description="Store the output of `osmeter-probe run -o FILE` (for example from a board without Python).",
     )
-    p.add_argument("file", metavar="FILE", help="a JSON Lines file written by osmeter-probe run")
+    p.add_argument(
+        "files",
+        metavar="FILE",
+        nargs="+",
+        help="a JSON Lines file written by osmeter-probe run; several: the repetitions of one run",
+    )
     p.add_argument("--label", help="a name for the imported run")
     p.add_argument(
         "--allow-incomplete",
@@ -100,13 +111,16 @@ def _refuse_incomplete(probe_file: ProbeFile) -> ImportFileError:
     )
 
 
-def store_probe_file(probe_file: ProbeFile, recorder: RunRecorder) -> str:
-    """Feed every record; the caller holds the transaction. Returns the run's status."""
+def store_probe_file(probe_file: ProbeFile, recorder: RunRecorder, *, finish: bool = True) -> str | None:
+    """Feed every record; the caller holds the transaction. Returns the run's
+    status (None when `finish` is False: more repetitions follow)."""
     for number, record in probe_file.records:
         try:
             recorder.feed(record)
         except RecordError as e:
             raise ImportFileError(f"{probe_file.path}, line {number}: {e.message}; nothing was stored") from None
+    if not finish:
+        return None
     problem = None if probe_file.complete else "imported from a file that was cut short"
     status = recorder.finish(problem)
     assert status is not None  # the first record is meta, so the run exists
@@ -114,30 +128,40 @@ def store_probe_file(probe_file: ProbeFile, recorder: RunRecorder) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    probe_file = read_probe_file(path)
-    if not probe_file.complete and not args.allow_incomplete:
-        raise _refuse_incomplete(probe_file)
+    paths = [Path(f) for f in args.files]
+    files = [read_probe_file(path) for path in paths]
+    for f in files[:-1]:
+        if not f.complete:
+            raise ImportFileError(f"{f.path} was cut short (no 'end' record): only the last of several files "
+                                  "(the repetitions of one run) may be; nothing was stored")
+    if not files[-1].complete and not args.allow_incomplete:
+        raise _refuse_incomplete(files[-1])
     context = RunContext(
         label=args.label,
-        argv=["import", str(path)],
-        params={"file": str(path.resolve()), "allow_incomplete": args.allow_incomplete},
+        argv=["import", *map(str, paths)],
+        params={"file": str(paths[0].resolve()), "files": [str(p.resolve()) for p in paths],
+                "allow_incomplete": args.allow_incomplete, "repeat": len(paths)},
         source="import",
     )
     store = open_store(resolve_location(args.store), create=True)
     try:
-        recorder = RunRecorder(store, context)
+        recorder = RunRecorder(store, context, repetitions=len(files))
         with store.transaction():
-            status = store_probe_file(probe_file, recorder)
+            for f in files[:-1]:
+                store_probe_file(f, recorder, finish=False)
+            status = store_probe_file(files[-1], recorder)
         counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
     finally:
         store.close()
-    if probe_file.cut_line is not None:
-        print(f"osmeter: warning: ignored line {probe_file.cut_line} of {path}: it is cut off", file=sys.stderr)
+    if files[-1].cut_line is not None:
+        print(f"osmeter: warning: ignored line {files[-1].cut_line} of {files[-1].path}: it is cut off",
+              file=sys.stderr)
     for note in recorder.notes:
         print(f"osmeter: note: {note}", file=sys.stderr)
+    names = ", ".join(map(str, paths))
+    reps = f", {len(files)} repetitions" if len(files) > 1 else ""
     print(
-        f"imported {path} as run {recorder.run_id} ({status}): "
+        f"imported {names} as run {recorder.run_id} ({status}{reps}): "
         f"{counts['ok']} ok, {counts['skip']} skipped, {counts['error']} failed"
     )
     return 0

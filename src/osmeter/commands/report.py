@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import UsageError
 from ..report import html, markdown
+from ..report import names as nm
 from ..report.content import RunReport, build_run_report
 from ..report.expect import Prediction, match, read_expect
 from ..store import open_store, resolve_location
@@ -42,6 +43,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE.yaml",
         help="predictions to show next to the measurements (docs/report.md)",
     )
+    nm.add_names_option(p)
     add_store_option(p)
     return p
 
@@ -55,7 +57,12 @@ def choose_format(fmt: str | None, output: str | None) -> str:
 
 
 def build_reports(
-    store: Store, refs: Sequence[str], predictions: Sequence[Prediction], expect_path: str, with_figures: bool
+    store: Store,
+    refs: Sequence[str],
+    predictions: Sequence[Prediction],
+    expect_path: str,
+    with_figures: bool,
+    names: str = "osmeter",
 ) -> list[RunReport]:
     runs = []
     for ref in refs:
@@ -66,14 +73,23 @@ def build_reports(
     if predictions:  # every unit checked before any figure is drawn
         for info in runs:
             match(predictions, store.results(info.id), expect_path)
-    return [build_run_report(store, info, predictions, expect_path, with_figures) for info in runs]
+    row_names = nm.row_names(names)
+    rows = nm.table_rows(row_names, runs)
+    return [
+        build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows) for info in runs
+    ]
 
 
 def render(
-    store: Store, refs: Sequence[str], fmt: str, predictions: Sequence[Prediction] = (), expect_path: str = ""
+    store: Store,
+    refs: Sequence[str],
+    fmt: str,
+    predictions: Sequence[Prediction] = (),
+    expect_path: str = "",
+    names: str = "osmeter",
 ) -> str:
-    """The report of the runs `refs` as text in format `fmt`."""
-    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html")
+    """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench."""
+    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
     return RENDERERS[fmt](reports, expect_path)
 
 
@@ -86,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         check_writable(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
-        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "")
+        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names)
     finally:
         store.close()
     if output is not None:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..export import EXPORTERS
+from ..report import names as nm
 from ..report.text import COUNTER_WIDTH, render_run
 from ..store import open_store, resolve_location
 from ..store.base import Store
@@ -20,6 +21,7 @@ NAME = "show"
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(NAME, help="show one stored run", description="Show one stored run with its statistics.")
     p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    nm.add_names_option(p)
     add_store_option(p)
     add_json_option(p, "the run (the JSON export format)")
     return p
@@ -38,19 +40,23 @@ def table_width() -> int:
     return COUNTER_WIDTH
 
 
-def render_stored_run(store: Store, ref: str, as_json: bool) -> str:
-    """A stored run as the summary table (counters below it) with warnings, or as the JSON export."""
+def render_stored_run(store: Store, ref: str, as_json: bool, names: str = "osmeter") -> str:
+    """A stored run as the summary table (counters below it) with warnings, or as the JSON export.
+
+    `names`: "osmeter" or "lebench" (rows labelled and ordered as LEBench's table)."""
     info = store.run(ref)
     results = store.results(info.id)
+    row_names = nm.row_names(names)
     if as_json:
-        return EXPORTERS["json"](info, results)
-    return render_run(info, results, run_warnings(info, results), table_width())
+        return EXPORTERS["json"](info, results, names=row_names)
+    rows = nm.table_rows(row_names, [info])
+    return render_run(info, results, run_warnings(info, results), table_width(), row_names, rows)
 
 
 def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     try:
-        sys.stdout.write(render_stored_run(store, args.run, args.json))
+        sys.stdout.write(render_stored_run(store, args.run, args.json, args.names))
     finally:
         store.close()
     return 0

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Protocol, Sequence
 
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from . import csv_, json_
 
-Renderer = Callable[[RunInfo, Sequence[BenchResult]], str]
+
+class Renderer(Protocol):
+    """render(run, results, names=None) -> text; `names` (--names lebench) labels and orders the rows."""
+
+    def __call__(self, run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None) -> str: ...
+
 
 EXPORTERS: dict[str, Renderer] = {
     "json": json_.render,

@@ -1,7 +1,9 @@
 """CSV export: one row per result, the columns of FIELDS, then one per counter.
 
 Objects (params, extra) are written as canonical JSON; a missing value or
-NaN is an empty cell; booleans are true/false; floats keep full precision.
+NaN is an empty cell; booleans are true/false; floats keep full precision;
+a field with its own CSV spelling (fields.CSV_SPELLING: flags joined with
+`;`) is written that way.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import io
 import json
 from typing import Any, Sequence
 
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from .fields import result_rows
+from .fields import CSV_SPELLING, result_rows
 
 
 def cell(value: Any) -> str:
@@ -25,11 +28,11 @@ def cell(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def render(run: RunInfo, results: Sequence[BenchResult]) -> str:
+def render(run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    names, rows = result_rows(run, results)
-    writer.writerow(names)
+    columns, rows = result_rows(run, results, names)
+    writer.writerow(columns)
     for row in rows:
-        writer.writerow([cell(row[name]) for name in names])
+        writer.writerow([cell(CSV_SPELLING[c](row[c]) if c in CSV_SPELLING else row[c]) for c in columns])
     return out.getvalue()

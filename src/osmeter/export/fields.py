@@ -9,6 +9,12 @@ one per counter counted (status ok) in at least one of the exported results,
 named by report.counters.column_name (`task-clock_ns_per_op`,
 `page-faults_per_op`, `ipc`), holding the value per operation. They depend on
 the run, so `columns(results)` gives the whole list for both exporters.
+
+`lebench_row` is the LEBench row the probe recorded (a run of the lebench
+suite); `result_rows(..., names=RowNames)` (--names lebench) also fills it
+for results that match a row of LEBench's table, and orders the rows as
+that table does. A field may spell itself for CSV (`csv`): `flags` is a
+JSON array of strings but one `;`-joined cell.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..report import counters as ctr
+from ..report import names as nm
+from ..report import summary as sm
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,7 @@ class Field:
     name: str
     help: str
     value: Callable[[RunInfo, BenchResult], Any]
+    csv: Callable[[Any], Any] | None = None  # how CSV spells the native value, when not as the others
 
 
 def _stat(name: str) -> Callable[[RunInfo, BenchResult], Any]:
@@ -39,7 +49,7 @@ def _stat(name: str) -> Callable[[RunInfo, BenchResult], Any]:
 
 
 _STATS = (
-    ("n", "number of samples"),
+    ("n", "number of samples, of every repetition pooled"),
     ("min", "smallest sample"),
     ("max", "largest sample"),
     ("mean", "arithmetic mean"),
@@ -52,12 +62,39 @@ _STATS = (
     ("p95", "95th percentile"),
     ("p99", "99th percentile"),
     ("p999", "99.9th percentile"),
-    ("ci_low", "95 % bootstrap confidence interval of the median, low end"),
-    ("ci_high", "95 % bootstrap confidence interval of the median, high end"),
+    ("ci_low", "95 % confidence interval of the median, low end (from the repetitions when there are 2+)"),
+    ("ci_high", "95 % confidence interval of the median, high end (from the repetitions when there are 2+)"),
     ("outliers", "samples outside Tukey's 1.5 IQR fences"),
     ("lebench_kbest", "LEBench k-best: stable minimum, maximum for rates (docs/statistics.md)"),
     ("kbest_stable", "whether lebench_kbest found a stable run of 5"),
 )
+
+
+def ref_cycles(run: RunInfo, r: BenchResult) -> float | None:
+    return sm.ref_cycles(r)
+
+
+def _nan_none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def _flags_cell(value: Any) -> str:
+    return ";".join(value) if isinstance(value, list) else ""
+
+
+def stop_reason(run: RunInfo, r: BenchResult) -> str | None:
+    """Why sampling stopped; with repetitions each distinct reason once, comma-joined (`rse,max_time`)."""
+    reasons = [rep.stop_reason for rep in r.repetitions if rep.stop_reason]
+    return ",".join(dict.fromkeys(reasons)) if reasons else r.stop_reason
+
+
+def elapsed_s(run: RunInfo, r: BenchResult) -> float | None:
+    """Wall time spent on the instance: every repetition's together."""
+    times = [rep.elapsed_s for rep in r.repetitions]
+    if times and not any(math.isnan(t) for t in times):
+        return float(sum(times))
+    return None if math.isnan(r.elapsed_s) else r.elapsed_s
+
 
 FIELDS: tuple[Field, ...] = (
     Field("run_id", "the run's id in the store", lambda run, r: run.id),
@@ -68,16 +105,27 @@ FIELDS: tuple[Field, ...] = (
     Field("status", "ok, skip or error", lambda run, r: r.status),
     Field("reason", "skip reason or error message", lambda run, r: r.reason),
     Field("unit", "ns, bytes_per_s or count", lambda run, r: r.unit),
+    Field("lebench_row", "the LEBench row the result reproduces (docs/lebench.md): as recorded by a run of the "
+          "lebench suite, or with --names lebench also a matching row; empty otherwise",
+          lambda run, r: r.lebench_row),
     *(Field(name, help_text, _stat(name)) for name, help_text in _STATS),
+    Field("ref_cycles", "the median in reference cycles: TSC ticks at the TSC's constant rate, not core cycles "
+          "(x86 timed with the TSC, ns results only; empty otherwise)", ref_cycles),
+    Field("flags", "what the figure cannot vouch for (docs/report.md, \"Flags\"): precision-unmet, "
+          "calibration-timeout, unstable, repetition-failed, not-pinned, tsc-unstable; CSV joins them with ;",
+          lambda run, r: list(r.flags), _flags_cell),
+    Field("repetitions", "repetitions (fresh probe processes) that measured the instance; n pools their samples",
+          lambda run, r: max(1, len(r.repetitions))),
+    Field("spread", "largest / smallest repetition median - 1 (a fraction); empty with one repetition",
+          lambda run, r: _nan_none(r.spread)),
+    Field("per_repetition", "each repetition's status, n, median, ci_low, ci_high, batch, stop_reason, flags, "
+          "elapsed_s, reason", lambda run, r: [rep.to_dict() for rep in r.repetitions]),
     Field("batch", "operations each sample averages over", lambda run, r: r.batch),
     Field("cpu", "CPU the timed code ran on", lambda run, r: r.cpu),
     Field("placement", "same_cpu / cross_cpu for two-party benchmarks", lambda run, r: r.placement),
-    Field("stop_reason", "why sampling stopped: rse, max_time, max_samples", lambda run, r: r.stop_reason),
-    Field(
-        "elapsed_s",
-        "wall time spent on the instance",
-        lambda run, r: None if math.isnan(r.elapsed_s) else r.elapsed_s,
-    ),
+    Field("stop_reason", "why sampling stopped: rse, max_time, max_samples (each repetition's, once, comma-joined)",
+          stop_reason),
+    Field("elapsed_s", "wall time spent on the instance, every repetition's together", elapsed_s),
     Field("extra", "benchmark-specific figures", lambda run, r: r.extra),
     Field("counters", "the probe's counters record (ops, kernel, each counter's status, unit, value, reason)",
           lambda run, r: counters_record(r)),
@@ -109,10 +157,13 @@ def columns(results: Sequence[BenchResult]) -> tuple[str, ...]:
     return FIELD_NAMES + tuple(c.column for c in counter_columns(results))
 
 
-def result_row(run: RunInfo, result: BenchResult, counters: Sequence[ctr.Column] = ()) -> dict[str, Any]:
+def result_row(run: RunInfo, result: BenchResult, counters: Sequence[ctr.Column] = (),
+               names: RowNames | None = None) -> dict[str, Any]:
     """One result as {column: native value}: FIELDS in order, then the counter columns given
-    (counter_columns(results)), each the value per operation or None when not counted."""
+    (counter_columns(results)), each the value per operation or None when not counted.
+    `names` (--names lebench): `lebench_row` also for a result that matches a row."""
     row = {f.name: f.value(run, result) for f in FIELDS}
+    row["lebench_row"] = nm.export_label(names, result)
     if counters:
         mine = ctr.counters_by_name(result)
         for c in counters:
@@ -121,8 +172,15 @@ def result_row(run: RunInfo, result: BenchResult, counters: Sequence[ctr.Column]
     return row
 
 
-def result_rows(run: RunInfo, results: Sequence[BenchResult]) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
-    """The columns and the rows of an export: what every exporter writes."""
+def result_rows(
+    run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None
+) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The columns and the rows of an export: what every exporter writes.
+    With `names` (--names lebench) the rows come in LEBench's table order."""
     cols = counter_columns(results)
-    names = FIELD_NAMES + tuple(c.column for c in cols)
-    return names, [result_row(run, r, cols) for r in results]
+    columns_ = FIELD_NAMES + tuple(c.column for c in cols)
+    ordered = [r for _, r in nm.labelled(results, names)]
+    return columns_, [result_row(run, r, cols, names) for r in ordered]
+
+
+CSV_SPELLING: dict[str, Callable[[Any], Any]] = {f.name: f.csv for f in FIELDS if f.csv is not None}

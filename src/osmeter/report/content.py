@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..catalog import LebenchRow
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..store.base import Store
 from ..warnings import CodedWarning, run_warnings
@@ -222,6 +224,8 @@ class RunReport:
     predictions: list[PredictionRow] = field(default_factory=list)
     figures: list[NamedFigure] = field(default_factory=list)  # family figures first, then distributions
     failures: list[FigureFailure] = field(default_factory=list)
+    names: RowNames | None = None  # --names lebench: rows labelled and ordered as LEBench's table
+    lebench_rows: tuple[LebenchRow, ...] = ()  # LEBench's table, for a run of the lebench suite
 
     @property
     def run(self) -> RunInfo:
@@ -250,10 +254,12 @@ def build_run_report(
     predictions: Sequence[Prediction] = (),
     expect_path: str = "",
     with_figures: bool = True,
+    names: RowNames | None = None,
+    lebench_rows: Sequence[LebenchRow] = (),
 ) -> RunReport:
     """Gather one run's report; raises UsageError for a prediction whose unit does not fit."""
     data = run_data(store, run)
-    report = RunReport(data, run_warnings(run, data.results))
+    report = RunReport(data, run_warnings(run, data.results), names=names, lebench_rows=tuple(lebench_rows))
     report.predictions = match(predictions, data.results, expect_path) if predictions else []
     if with_figures:
         from .figures.distribution import distribution_figures

@@ -19,12 +19,16 @@ from typing import Any, Callable, Sequence
 from .. import __version__
 from ..compare import Comparison, Difference
 from ..compare import sort_by_change as cmp_sorted
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import counters as ctr
+from . import flags as fl
+from . import names as nm
 from . import plots
+from . import summary as sm
 from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
 from .table import fmt_num, fmt_percent
 
@@ -114,50 +118,87 @@ def params_html(params: dict[str, Any]) -> str:
     return " ".join(f'<span class="p">{esc(format_params({k: params[k]}))}</span>' for k in sorted(params))
 
 
-def summary_rows(results: Sequence[BenchResult], anchors: dict[str, str]) -> list[str]:
+def _flag_badges(r: BenchResult) -> str:
+    """The result's flags as badges, each with what it means as its title."""
+    out = []
+    for f, word in zip(fl.ordered(r.flags), fl.flag_words(r)):
+        out.append(f'<span class="flag" title="{esc(fl.describe(f))}">{esc(word)}</span>')
+    return " ".join(out)
+
+
+def summary_headers(results: Sequence[BenchResult], names: RowNames | None = None) -> list[tuple[str, bool]]:
+    """The summary table's columns: LEBench row (--names lebench), R (when the instances had
+    different numbers of repetitions) and flags (when any result is flagged) only when needed."""
+    wanted = (
+        ("LEBench row", False, names is not None),
+        ("benchmark", False, True),
+        ("params", False, True),
+        ("median", True, True),
+        ("95% CI of median", True, True),
+        ("ref cycles", True, any(sm.ref_cycles(r) is not None for r in results)),
+        ("best", True, True),
+        ("lebench_kbest" if names is None else "k-best", True, True),
+        ("average", True, names is not None),
+        ("CV %", True, True),
+        ("n", True, True),
+        ("R", True, sm.needs_r_column(results)),
+        ("outliers", True, True),
+        ("unit", False, True),
+        ("status", False, True),
+        ("flags", False, any(r.flags for r in results)),
+    )
+    return [(h, num) for h, num, keep in wanted if keep]
+
+
+def summary_rows(results: Sequence[BenchResult], anchors: dict[str, str], names: RowNames | None = None) -> list[str]:
+    with_r = sm.needs_r_column(results)
+    with_flags = any(r.flags for r in results)
+    with_cycles = any(sm.ref_cycles(r) is not None for r in results)
     rows = []
-    for r in results:
+    for row_name, r in nm.labelled(results, names):
         name = esc(r.bench)
         if r.bench in anchors:
             name = f'<a href="#{anchors[r.bench]}">{name}</a>'
+        lead = f"<td>{esc(row_name or '')}</td>" if names is not None else ""
         params = params_html(r.params)
+        flags = f"<td>{_flag_badges(r)}</td>" if with_flags else ""
+        cls = ' class="flagged"' if r.flags else ""
         s = r.summary
         if s is None:
+            span = 7 + (1 if names is not None else 0) + (1 if with_r else 0) + (1 if with_cycles else 0)
             rows.append(
-                f'<tr><td class="mono">{name}</td><td class="mono params">{params}</td>'
-                f'<td class="reason" colspan="7">{esc(r.reason or "")}</td>'
-                f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td></tr>\n"
+                f'<tr{cls}>{lead}<td class="mono">{name}</td><td class="mono params">{params}</td>'
+                f'<td class="reason" colspan="{span}">{esc(r.reason or "")}</td>'
+                f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td>{flags}</tr>\n"
             )
             continue
         kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
         cv_class = "num hot" if s.cv > HIGH_CV else "num"
+        average = f'<td class="num">{fmt_num(s.mean)}</td>' if names is not None else ""
+        reps = f'<td class="num">{sm.repetitions(r)}</td>' if with_r else ""
         rows.append(
-            f'<tr><td class="mono">{name}</td><td class="mono params">{params}</td>'
+            f'<tr{cls}>{lead}<td class="mono">{name}</td><td class="mono params">{params}</td>'
             f'<td class="num">{fmt_num(s.median)}</td>'
             f'<td class="num">{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}</td>'
-            f'<td class="num">{fmt_num(s.min)}</td>'
-            f'<td class="num">{kbest}</td>'
+            + (f'<td class="num">{sm.ref_cycles_text(r)}</td>' if with_cycles else "")
+            + f'<td class="num">{fmt_num(sm.best(r))}</td>'
+            f'<td class="num">{kbest}</td>{average}'
             f'<td class="{cv_class}">{fmt_percent(s.cv)}</td>'
-            f'<td class="num">{s.n}</td>'
+            f'<td class="num">{s.n}</td>{reps}'
             f'<td class="num">{s.outliers}</td>'
-            f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td></tr>\n"
+            f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td>{flags}</tr>\n"
         )
     return rows
 
 
-SUMMARY_HEADERS = (
-    ("benchmark", False),
-    ("params", False),
-    ("median", True),
-    ("95% CI of median", True),
-    ("min", True),
-    ("lebench_kbest", True),
-    ("CV %", True),
-    ("n", True),
-    ("outliers", True),
-    ("unit", False),
-    ("status", False),
-)
+def flag_legend_html(names: Sequence[str]) -> str:
+    """What each flag shown means and what to do ('' without flags)."""
+    entries = fl.legend(names)
+    if not entries:
+        return ""
+    items = "".join(f'<li><span class="flag">{esc(n)}</span> {esc(text)}.</li>' for n, text in entries)
+    return (f'<p class="muted">Flags ({esc(fl.SECTION)}): what each means and what to do.</p>\n'
+            f'<ul class="flags">{items}</ul>\n')
 
 
 def _counter_title(c: ctr.CounterValue, ops: int | None) -> str:
@@ -173,7 +214,7 @@ def _counter_title(c: ctr.CounterValue, ops: int | None) -> str:
 
 def counters_html(report: RunReport) -> str:
     """The counters of the run's results as their own table, then what could not be counted (once)."""
-    measured = ctr.with_counters(report.results)
+    measured = ctr.with_counters([r for _, r in nm.labelled(report.results, report.names)])
     if not measured:
         return ""
     cols = ctr.columns(measured)
@@ -289,18 +330,35 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         status = f'<span class="status-incomplete">{status}{reason}</span>'
     counts = run.counts
     figures, anchors = figures_html(report, prefix)
+    results = report.results
+    reps = sm.repetitions_text(results)
+    notes = [
+        "Statistics of the raw samples (docs/statistics.md): best is the best sample (the minimum, "
+        "the maximum for rates); n counts the samples of every repetition. CV above 5 % in red."
+        + (" " + sm.REF_CYCLES_NOTE + "."
+           if any(sm.ref_cycles(r) is not None for r in results) else "")
+    ]
+    if sm.any_unstable_kbest(results):
+        notes.append(sm.KBEST_FOOTNOTE + ".")
+    if sm.needs_r_column(results):
+        notes.append(sm.R_NOTE + ".")
+    lebench_notes = "".join(
+        f'<p class="lebench-note">{esc(n)}.</p>\n' for n in nm.lebench_notes(run, results, report.lebench_rows,
+                                                                             report.names)
+    )
     parts = [
         f'<section id="run-{run.id}">',
         f"<h2>{esc(run_title(run))}</h2>",
         f'<p class="sub">{esc(run_subtitle(run))}. Status: {status}; '
-        f"{counts.ok} ok, {counts.skip} skipped, {counts.error} failed.</p>",
+        f"{counts.ok} ok, {counts.skip} skipped, {counts.error} failed{esc('; ' + reps if reps else '')}.</p>",
         "<h3>Warnings</h3>",
         warnings_html(report.warnings, report.failures),
         "<h3>Results</h3>",
-        '<p class="muted">Statistics of the raw samples (docs/statistics.md). '
-        "* lebench_kbest found no stable run of 5 samples within 5 % and is the minimum. "
-        "CV above 5 % in red.</p>",
-        _table(SUMMARY_HEADERS, summary_rows(report.results, anchors), f'id="summary-{run.id}" class="summary"'),
+        '<p class="muted">' + "<br>".join(esc(n) for n in notes) + "</p>",
+        _table(summary_headers(results, report.names), summary_rows(results, anchors, report.names),
+               f'id="summary-{run.id}" class="summary"'),
+        flag_legend_html(fl.present(results)),
+        lebench_notes,
         counters_html(report),
         predictions_html(report, expect_path),
         "<h3>Machine</h3>",
@@ -361,8 +419,12 @@ def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
     text = (
         f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n"
         f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
-        f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f}\n{c.verdict}"
+        f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
     )
+    if c.caveat:
+        text += f"\ncaveat: {c.caveat}\n" + "\n".join(
+            f"{name}: {meaning}" for name, meaning in fl.legend(c.caveat.split(", "))
+        )
     if deltas:
         text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
     return text
@@ -370,6 +432,9 @@ def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
 
 def change_text(c: Comparison) -> str:
     return "n/a" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%"
+
+
+CAVEAT_MARK = "!"  # after a heatmap cell's change: a figure behind it carries a flag
 
 
 def _heat_cell(c: Comparison | None, counters_of: CountersOf = _no_counters) -> str:
@@ -380,7 +445,11 @@ def _heat_cell(c: Comparison | None, counters_of: CountersOf = _no_counters) -> 
         return f'<td class="cell missing" title="{title}">n/a</td>'
     colour = plots.heat_colour(c.worse) if c.significant else plots.GREY
     cls = "cell" if c.significant else "cell ns"
-    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(c.change)}</td>'
+    mark = ""
+    if c.caveat:  # a figure behind the verdict is flagged: marked, and named in the title
+        cls += " caveat"
+        mark = f'<span class="mark">{CAVEAT_MARK}</span>'
+    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(c.change)}{mark}</td>'
 
 
 def counter_deltas_html(comparisons: Sequence[Comparison], counters_of: CountersOf, notes: Sequence[str]) -> str:
@@ -455,36 +524,54 @@ def render_comparison(
     not_compared: Sequence[str] = (),
     counters: CountersOf = _no_counters,
     counter_notes: Sequence[str] = (),
+    labels: nm.InstanceLabels | None = None,
 ) -> str:
     """The LEBench-style heatmap page: instances × runs, colour = change against the baseline.
 
     `counters(c)` gives the counter deltas of a comparison: they show when
-    hovering its cell, next to each significant change, and in their own table."""
+    hovering its cell, next to each significant change, and in their own table.
+    A cell whose verdict carries a caveat (a flagged figure on either side) is
+    marked and says why when hovered; `labels` (--names lebench) names and
+    orders the rows as LEBench's table."""
+    labels = labels or nm.InstanceLabels(None)
     baseline, others = runs[0], runs[1:]
     by_key: dict[tuple[str, str], dict[int, Comparison]] = {}
     order: list[tuple[str, str]] = []
-    for c in comparisons:
+    names: dict[tuple[str, str], str] = {}
+    for c in labels.sort(comparisons, lambda c: (c.bench, c.params)):
         key = (c.bench, format_params(c.params))
         if key not in by_key:
             by_key[key] = {}
             order.append(key)
+            names[key] = labels.shown(c.bench, c.params) or describe_instance(key[0], {}) + (
+                f" {key[1]}" if key[1] else ""
+            )
         by_key[key][c.run_id] = c
     head = "".join(f'<th class="run" title="{esc(run_subtitle(r))}">{esc(run_column_label(r))}</th>' for r in others)
     rows = []
     for key in order:
-        name = describe_instance(key[0], {}) + (f" {key[1]}" if key[1] else "")
+        shown = names[key]
+        full = describe_instance(key[0], {}) + (f" {key[1]}" if key[1] else "")
+        hover = f' title="{esc(full)}"' if shown != full else ""
         cells = "".join(_heat_cell(by_key[key].get(r.id), counters) for r in others)
-        rows.append(f'<tr><th class="bench mono">{esc(name)}</th>{cells}</tr>\n')
+        rows.append(f'<tr><th class="bench mono"{hover}>{esc(shown)}</th>{cells}</tr>\n')
     significant = [c for c in comparisons if c.significant]
     slower = sum(1 for c in significant if c.worse > 0)
+    with_caveat = sum(1 for c in significant if c.caveat)
+    by_reps = sum(1 for c in comparisons if c.method == "repetitions")
     title = f"osmeter compare: {len(others)} run(s) against run {baseline.id}"
+    caveat_names = fl.ordered(f for c in comparisons for f in c.caveat.split(", ") if f)
     legend = (
         '<div class="legend"><span>faster / better</span><span class="bar"></span><span>slower / worse</span>'
         f'<span><span class="swatch" style="background:{plots.GREY}"></span>no significant change</span>'
-        '<span><span class="swatch" style="background:#fff;border:1px solid #ccc"></span>– not in that run</span></div>'
+        '<span><span class="swatch" style="background:#fff;border:1px solid #ccc"></span>– not in that run</span>'
+        + (f'<span><span class="mark">{CAVEAT_MARK}</span> dashed: a flagged figure behind the cell (hover)</span>'
+           if caveat_names else "")
+        + "</div>"
     )
     table_rows = []
     with_counters = any(counters(c) for c in significant)  # a column for them only when there are some
+    lead = labels.names is not None
     for c in sorted(significant, key=lambda c: -c.worse):
         verdict = c.verdict
         counter_cell = (
@@ -492,24 +579,35 @@ def render_comparison(
             if with_counters
             else ""
         )
+        caveat = "".join(
+            f' <span class="flag" title="{esc(fl.describe(f))}">{esc(f)}</span>' for f in c.caveat.split(", ") if f
+        )
+        lead_cell = f"<td>{esc(labels.shown(c.bench, c.params) or '')}</td>" if lead else ""
         table_rows.append(
-            f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
+            f'<tr>{lead_cell}<td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
             f'<td class="num">{c.run_id}</td><td class="num">{fmt_num(c.baseline_median)}</td>'
             f'<td class="num">{fmt_num(c.median)}</td><td>{esc(c.unit or "")}</td>'
             f'<td class="num">{change_text(c)}</td><td class="num">{c.ci_low:.3f} – {c.ci_high:.3f}</td>'
-            f'<td><span class="badge {verdict}">{verdict}</span></td>{counter_cell}</tr>\n'
+            f'<td><span class="badge {verdict}">{verdict}</span>{caveat}</td>{counter_cell}</tr>\n'
         )
-    change_headers = (("benchmark", False), ("params", False), ("run", True), ("baseline median", True),
-                      ("median", True), ("unit", False), ("change", True), ("95% CI of ratio", True),
-                      ("verdict", False))
+    change_headers = (("LEBench row", False),) if lead else ()
+    change_headers += (("benchmark", False), ("params", False), ("run", True), ("baseline median", True),
+                       ("median", True), ("unit", False), ("change", True), ("95% CI of ratio", True),
+                       ("verdict", False))
     if with_counters:
         change_headers += (("counters per operation (baseline → run)", False),)
+    method_note = (
+        f" The intervals of {by_reps} of them come from the runs' repetitions (the spread between probe "
+        "processes), the others from each run's samples."
+        if by_reps
+        else ""
+    )
     parts = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">Baseline: {esc(run_title(baseline))}, {esc(run_subtitle(baseline))}.</p>',
         f'<p class="sub">{len(comparisons)} comparisons; {len(significant)} significant '
-        f"({slower} worse, {len(significant) - slower} better). Method: {esc(method)}; "
-        f"noise threshold {100 * threshold:g} %.</p>",
+        f"({slower} worse, {len(significant) - slower} better; {with_caveat} with a caveat). Method: {esc(method)}; "
+        f"noise threshold {100 * threshold:g} %.{esc(method_note)}</p>",
         "<h2>What differs between the runs</h2>",
         differences_html(runs, differences),
         "<h2>Change against the baseline</h2>",
@@ -519,6 +617,7 @@ def render_comparison(
         legend,
         f'<div class="scroll"><table class="heatmap" id="heatmap"><thead><tr><th class="corner"></th>{head}</tr></thead>'
         f"<tbody>\n{''.join(rows)}</tbody></table></div>",
+        flag_legend_html(caveat_names),
         "<h2>Significant changes</h2>",
         _table(change_headers, table_rows, 'class="changes"')
         if table_rows

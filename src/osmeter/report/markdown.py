@@ -10,6 +10,9 @@ from typing import Sequence
 
 from ..records import format_params
 from . import counters as ctr
+from . import flags as fl
+from . import names as nm
+from . import summary as sm
 from .content import RunReport, machine_rows, ratio_text, setup_rows
 from .html import run_subtitle, run_title
 from .table import fmt_num, fmt_percent
@@ -40,7 +43,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Seque
 def counters_section(report: RunReport) -> list[str]:
     """The counters as their own table (one column per counter, name and unit per operation), then
     what could not be counted, once; nothing when the run has no counters."""
-    measured = ctr.with_counters(report.results)
+    measured = ctr.with_counters([r for _, r in nm.labelled(report.results, report.names)])
     if not measured:
         return []
     cols = ctr.columns(measured)
@@ -60,48 +63,97 @@ def counters_section(report: RunReport) -> list[str]:
     return out
 
 
+def results_section(report: RunReport) -> list[str]:
+    """The results table (ok rows with their statistics and flags, skips and errors with their
+    reasons), then the footnotes: k-best, R, the legend of the flags shown."""
+    names = report.names
+    results = report.results
+    ok = [r for r in results if r.summary is not None]
+    with_r = sm.needs_r_column(results)
+    with_flags = any(r.flags for r in results)
+    with_cycles = any(sm.ref_cycles(r) is not None for r in results)
+    headers: list[str] = []
+    right: list[bool] = []
+    for name, is_right, wanted in (
+        ("LEBench row", False, names is not None),
+        ("benchmark", False, True),
+        ("params", False, True),
+        ("median", True, True),
+        ("95% CI of median", True, True),
+        ("ref cycles", True, with_cycles),
+        ("best", True, True),
+        ("lebench_kbest" if names is None else "k-best", True, True),
+        ("average", True, names is not None),
+        ("CV %", True, True),
+        ("n", True, True),
+        ("R", True, with_r),
+        ("unit", False, True),
+        ("status", False, True),
+        ("flags", False, with_flags),
+    ):
+        if wanted:
+            headers.append(name)
+            right.append(is_right)
+    rows = []
+    for row_name, r in nm.labelled(results, names):
+        s = r.summary
+        cells: list[str] = [row_name or ""] if names is not None else []
+        cells += [r.bench, format_params(r.params)]
+        if s is None:
+            blanks = 4 + (1 if names is not None else 0) + 2 + (1 if with_r else 0) + (1 if with_cycles else 0)
+            cells += [""] * blanks + [r.unit or "", f"{r.status}: {r.reason}"]
+        else:
+            cells += [
+                fmt_num(s.median),
+                f"{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}",
+                *([sm.ref_cycles_text(r)] if with_cycles else []),
+                fmt_num(sm.best(r)),
+                fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*"),
+            ]
+            if names is not None:
+                cells.append(fmt_num(s.mean))
+            cells += [fmt_percent(s.cv), str(s.n)]
+            if with_r:
+                cells.append(str(sm.repetitions(r)))
+            cells += [r.unit or "", r.status]
+        if with_flags:
+            cells.append(fl.flags_text(r))
+        rows.append(cells)
+    out = ["### Results", table(headers, rows, right)]
+    notes = []
+    if sm.any_unstable_kbest(ok):
+        notes.append("\\" + sm.KBEST_FOOTNOTE + ".")
+    if with_r:
+        notes.append(sm.R_NOTE + ".")
+    if with_cycles:
+        notes.append(sm.REF_CYCLES_NOTE + ".")
+    if notes:
+        out.append("\n".join(notes) if len(notes) == 1 else "<br>\n".join(notes))
+    legend = fl.legend(fl.present(results))
+    if legend:
+        out.append(f"Flags ({fl.SECTION}):\n\n" + "\n".join(f"- `{n}`: {text}." for n, text in legend))
+    lebench_notes = nm.lebench_notes(report.run, results, report.lebench_rows, names)
+    if lebench_notes:
+        out.append("\n\n".join(f"{n}." for n in lebench_notes))
+    return out
+
+
 def run_section(report: RunReport, expect_path: str = "") -> str:
     run = report.run
     status = run.status + (f" ({run.status_reason})" if run.status_reason else "")
     c = run.counts
+    reps = sm.repetitions_text(report.results)
     out = [
         f"## {run_title(run)}",
-        f"{run_subtitle(run)}. Status: {status}; {c.ok} ok, {c.skip} skipped, {c.error} failed.",
+        f"{run_subtitle(run)}. Status: {status}; {c.ok} ok, {c.skip} skipped, {c.error} failed"
+        + (f"; {reps}" if reps else "") + ".",
         "### Warnings",
     ]
     if report.warnings:
         out.append("\n".join(f"- **{w.code}**: {w.message}. {w.advice}" for w in report.warnings))
     else:
         out.append("No warnings.")
-    rows = []
-    for r in report.results:
-        s = r.summary
-        if s is None:
-            rows.append([r.bench, format_params(r.params), "", "", "", "", "", "", r.unit or "", f"{r.status}: {r.reason}"])
-            continue
-        rows.append(
-            [
-                r.bench,
-                format_params(r.params),
-                fmt_num(s.median),
-                f"{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}",
-                fmt_num(s.min),
-                fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*"),
-                fmt_percent(s.cv),
-                str(s.n),
-                r.unit or "",
-                r.status,
-            ]
-        )
-    out += [
-        "### Results",
-        table(
-            ["benchmark", "params", "median", "95% CI of median", "min", "lebench_kbest", "CV %", "n", "unit", "status"],
-            rows,
-            [False, False, True, True, True, True, True, True, False, False],
-        ),
-        "\\* no stable run of 5 samples within 5 %: lebench_kbest is the minimum.",
-    ]
+    out += results_section(report)
     out += counters_section(report)
     if report.predictions:
         prow = []

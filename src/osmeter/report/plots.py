@@ -305,12 +305,16 @@ def heatmap_figure(
     column_labels: Sequence[str],
     cells: Sequence[Sequence[tuple[float, float, bool] | None]],
     title: str,
+    caveats: Sequence[Sequence[bool]] | None = None,
 ) -> "Figure":
     """benchmarks × runs; each cell (change, worse, significant) or None when
     the instance is missing from that run. Colour as heat_colour, grey when
     not significant, white when missing; the change in % written in each
-    cell up to ANNOTATE_CELLS cells. Drawn as one vector mesh, laid out once
-    (no constrained layout: it measures every text several times)."""
+    cell up to ANNOTATE_CELLS cells. `caveats[i][j]`: the verdict of that cell
+    carries a caveat (a flagged figure on either side): "!" after its
+    number, or a small "!" alone in a cell too small for numbers. Drawn as
+    one vector mesh, laid out once (no constrained layout: it measures every
+    text several times)."""
     import matplotlib
 
     matplotlib.rcParams.update(_STYLE)
@@ -335,9 +339,12 @@ def heatmap_figure(
         for j, cell in enumerate(row):
             colour = "#ffffff" if cell is None else heat_colour(cell[1]) if cell[2] else GREY
             rgb[i, j] = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+            flagged = bool(caveats and caveats[i][j]) and cell is not None
             if annotate and cell is not None and math.isfinite(cell[0]):
-                ax.text(j + 0.5, i + 0.5, percent_text(cell[0]), ha="center", va="center", fontsize=7,
-                        color="#000000" if cell[2] else "#6b6b6b")
+                ax.text(j + 0.5, i + 0.5, percent_text(cell[0]) + ("!" if flagged else ""), ha="center",
+                        va="center", fontsize=7, color="#000000" if cell[2] else "#6b6b6b")
+            elif flagged:
+                ax.text(j + 0.5, i + 0.5, "!", ha="center", va="center", fontsize=5, color="#000000")
     ax.pcolormesh(np.arange(cols + 1), np.arange(rows + 1), rgb, edgecolors="#ffffff", linewidth=0.5)
     ax.set_xlim(0, cols)
     ax.set_ylim(rows, 0)
@@ -348,10 +355,14 @@ def heatmap_figure(
     for spine in ax.spines.values():
         spine.set_visible(False)
     ax.set_title(title)
+    handles = [Patch(color=heat_colour(0.5), label="slower / worse"),
+               Patch(color=heat_colour(-0.33), label="faster / better"),
+               Patch(color=GREY, label="no significant change"),
+               Patch(facecolor="#ffffff", edgecolor="#999999", label="not in that run")]
+    if caveats and any(any(row) for row in caveats):
+        handles.append(Patch(facecolor="#ffffff", edgecolor="#ffffff", label="! flagged figure (caveat)"))
     ax.legend(
-        handles=[Patch(color=heat_colour(0.5), label="slower / worse"), Patch(color=heat_colour(-0.33), label="faster / better"),
-                 Patch(color=GREY, label="no significant change"),
-                 Patch(facecolor="#ffffff", edgecolor="#999999", label="not in that run")],
+        handles=handles,
         loc="upper left", bbox_to_anchor=(1.01, 1.0), title="change vs baseline" + (" (%)" if annotate else ""),
     )
     return fig

@@ -2,34 +2,73 @@
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
+from ..catalog import LebenchRow
+from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import counters as ctr
+from . import flags as fl
+from . import names as nm
+from . import summary as sm
 from .table import fmt_num, fmt_percent, render_table
 
-SUMMARY_HEADERS = ("benchmark", "params", "median", "95% CI of median", "min", "CV %", "n", "unit", "lebench_kbest")
-_RIGHT = (False, False, True, True, True, True, True, False, True)
 
+def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
+    """The ok results as a table: median, its CI, best, CV, n, unit, LEBench's k-best, flags.
 
-def _ok_row(r: BenchResult) -> list[str]:
-    s = r.summary
-    assert s is not None
-    kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
-    return [
-        r.bench,
-        format_params(r.params),
-        fmt_num(s.median),
-        f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}",
-        fmt_num(s.min),
-        fmt_percent(s.cv),
-        str(s.n),
-        r.unit or "",
-        kbest,
+    With `names` (--names lebench) each row starts with its LEBench row name,
+    the rows come in LEBench's order, and LEBench's average (the mean) sits
+    next to its k-best. A column R appears when the instances had different
+    numbers of repetitions, a column flags when any result is flagged."""
+    rows_in = nm.labelled(results, names)
+    if with_r is None:
+        with_r = sm.needs_r_column(results)
+    with_flags = any(r.flags for r in results)
+    columns = [
+        (name, is_right)
+        for name, is_right, wanted in (
+            ("LEBench row", False, names is not None),
+            ("benchmark", False, True),
+            ("params", False, True),
+            ("median", True, True),
+            ("95% CI of median", True, True),
+            ("best", True, True),
+            ("k-best", True, names is not None),
+            ("average", True, names is not None),
+            ("CV %", True, True),
+            ("n", True, True),
+            ("R", True, with_r),
+            ("unit", False, True),
+            ("lebench_kbest", True, names is None),
+            ("flags", False, with_flags),
+        )
+        if wanted
     ]
+    rows = []
+    for row_name, r in rows_in:
+        s = r.summary
+        assert s is not None
+        kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
+        cells = [row_name or ""] if names is not None else []
+        cells += [r.bench, format_params(r.params), fmt_num(s.median), f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}",
+                  fmt_num(sm.best(r))]
+        if names is not None:
+            cells += [kbest, fmt_num(s.mean)]
+        cells += [fmt_percent(s.cv), str(s.n)]
+        if with_r:
+            cells.append(str(sm.repetitions(r)))
+        cells.append(r.unit or "")
+        if names is None:
+            cells.append(kbest)
+        if with_flags:
+            cells.append(fl.flags_text(r))
+        rows.append(cells)
+    return render_table([c[0] for c in columns], rows, [c[1] for c in columns])
 
 
 COUNTER_WIDTH = 120  # characters: counter columns beyond it go into another table below
@@ -86,44 +125,80 @@ def render_counters(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) 
     return "\n".join(parts)
 
 
-def run_heading(run: RunInfo) -> str:
+def run_heading(run: RunInfo, results: Sequence[BenchResult] = ()) -> str:
     label = f" '{run.label}'" if run.label else ""
     host = machine_text(run.machine, KEY_HOSTNAME) or "unknown host"
     kernel = machine_text(run.machine, KEY_KERNEL) or "unknown kernel"
     status = run.status + (f" ({run.status_reason})" if run.status_reason else "")
     suite = run.suite or "selected benchmarks"
+    reps = sm.repetitions_text(results)
     return (
         f"run {run.id}{label}: {suite} on {host}, Linux {kernel}, started {run.start_time}, {status}\n"
         f"probe {run.probe_version}, osmeter {run.osmeter_version}; "
-        f"{run.counts.ok} ok, {run.counts.skip} skipped, {run.counts.error} failed"
+        f"{run.counts.ok} ok, {run.counts.skip} skipped, {run.counts.error} failed" + (f"; {reps}" if reps else "")
     )
 
 
+def wrap_list(text: str, width: int) -> str:
+    """A line that lists names (`... pending: send, big send, ...`) wrapped after its commas only,
+    so no name is split; continuation lines indented."""
+    lines: list[str] = []
+    for piece in re.split(r"(?<=,) ", text):
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(("  " if lines else "") + piece)
+    return "\n".join(lines)
+
+
+def _instance(row_name: str | None, r: BenchResult) -> str:
+    what = describe_instance(r.bench, r.params)
+    return f"{row_name} ({what})" if row_name else what
+
+
 def render_run(
-    run: RunInfo, results: Sequence[BenchResult], warnings: Sequence[CodedWarning], width: int = COUNTER_WIDTH
+    run: RunInfo,
+    results: Sequence[BenchResult],
+    warnings: Sequence[CodedWarning],
+    width: int = COUNTER_WIDTH,
+    names: RowNames | None = None,
+    lebench_rows: Sequence[LebenchRow] = (),
 ) -> str:
     """The summary of one run, as `osmeter run` ends and `osmeter show` prints it.
 
-    Counters, when the run has them, get their own table under the summary
-    (render_counters), at most `width` characters wide or as wide as the
-    summary table when that is wider."""
-    parts = [run_heading(run)]
+    Under the table: the k-best footnote, the legend of the flags shown,
+    and for a run of the lebench suite the LEBench rows it cannot have
+    (pending). Counters, when the run has them, get their own table under
+    the summary (render_counters), at most `width` characters wide or as
+    wide as the summary table when that is wider. `names` (--names
+    lebench) labels and orders the rows as LEBench does."""
+    parts = [run_heading(run, results)]
     ok = [r for r in results if r.status == "ok"]
     if ok:
-        table = render_table(SUMMARY_HEADERS, [_ok_row(r) for r in ok], _RIGHT)
-        parts.append(table)
-        if any(r.summary is not None and not r.summary.kbest_stable for r in ok):
-            parts.append("* no stable run of 5 samples within 5 %: lebench_kbest is the minimum")
+        with_r = sm.needs_r_column(results)  # as the heading says: skipped instances count too
+        table = summary_table(ok, names, with_r)
+        notes = []
+        if sm.any_unstable_kbest(ok):
+            notes.append(sm.KBEST_FOOTNOTE)
+        if with_r:
+            notes.append(sm.R_NOTE)
+        notes += fl.legend_lines(fl.present(ok), width)
+        parts.append(table + ("\n" + "\n".join(notes) if notes else ""))
         # as wide as the terminal, or as the summary above it when that is wider already
-        counters = render_counters(ok, max(width, max(len(line) for line in table.splitlines())))
+        ordered = [r for _, r in nm.labelled(ok, names)]
+        counters = render_counters(ordered, max(width, max(len(line) for line in table.splitlines())))
         if counters:
             parts.append(counters)
-    skipped = [r for r in results if r.status == "skip"]
+    others = nm.labelled([r for r in results if r.status != "ok"], names)
+    skipped = [_instance(n, r) + f": {r.reason}" for n, r in others if r.status == "skip"]
     if skipped:
-        parts.append("skipped:\n" + "\n".join(f"  {describe_instance(r.bench, r.params)}: {r.reason}" for r in skipped))
-    failed = [r for r in results if r.status == "error"]
+        parts.append("skipped:\n" + "\n".join(f"  {line}" for line in skipped))
+    failed = [_instance(n, r) + f": {r.reason}" for n, r in others if r.status == "error"]
     if failed:
-        parts.append("errors:\n" + "\n".join(f"  {describe_instance(r.bench, r.params)}: {r.reason}" for r in failed))
+        parts.append("errors:\n" + "\n".join(f"  {line}" for line in failed))
+    lebench_notes = nm.lebench_notes(run, results, lebench_rows, names)
+    if lebench_notes:
+        parts.append("\n".join(wrap_list(n, width) for n in lebench_notes))
     if warnings:
         parts.append("\n".join(w.render() for w in warnings))
     return "\n\n".join(parts) + "\n"

@@ -72,7 +72,7 @@ def latency_figure(data: RunData) -> NamedFigure | None:
         colour = line.get_color()
         for lv in a.detection.levels:
             ax.hlines(lv.ns, lv.first_bytes, lv.last_bytes, colors=colour, linewidth=4, alpha=0.35)
-            cyc = f", {lv.cycles:.0f} cyc" if lv.cycles is not None else ""
+            cyc = f", {lv.cycles:.1f} ref cycles" if lv.cycles is not None else ""  # TSC ticks, not core cycles
             where = "" if lv is a.detection.memory else f", ~{_size_label(lv.size_bytes)}"
             ax.annotate(f"{lv.name}: {lv.ns:.3g} ns{cyc}{where}", (lv.first_bytes, lv.ns),
                         xytext=(0, 4 if a.thp == 0 else -10), textcoords="offset points", fontsize=7, color=colour)
