@@ -93,18 +93,31 @@ def test_timespec(text: str, ns: float) -> None:
     assert lb.timespec_ns(text) == ns
 
 
+LOG = (
+    "Performing test ref.\nTotal test iteration 1000000.\nTest took: 0.512000000 seconds\n"
+    "Performing test context siwtch.\n[error] failed to set process priority.\n"
+    "[error] failed to set process priority.\nTest took: 30.000000001 seconds\n"
+    "Performing test send.\n[error] failed to bind.\n[error] failed to send.\n[error] failed to send.\n"
+    "Test took: 1.5 seconds\n"
+    "Performing test fork.\nTest took: 2.000000000 seconds\n[error] fork failed.\n"  # after its "Test took"
+    "Test took: 700.250000000 seconds\n"
+)
+
+
 def test_parse_log() -> None:
-    text = (
-        "Performing test ref.\nTotal test iteration 1000000.\nTest took: 0.512000000 seconds\n"
-        "Performing test context siwtch.\n[error] failed to set process priority.\n"
-        "[error] failed to set process priority.\nTest took: 30.000000001 seconds\n"
-        "Performing test send.\n[error] failed to send.\nTest took: 1.5 seconds\n"
-        "Test took: 700.250000000 seconds\n"
-    )
-    log = lb.parse_lebench_log(text)
-    assert log.test_seconds == {"ref": 0.512, "context switch": pytest.approx(30.000000001), "send": 1.000000005}
+    log = lb.parse_lebench_log(LOG)
+    assert log.test_seconds == {"ref": 0.512, "context switch": pytest.approx(30.000000001), "send": 1.000000005,
+                                "fork": 2.0}
     assert log.total_seconds == 700.25
-    assert log.errors == {"[error] failed to set process priority.": 2, "[error] failed to send.": 1}
+    assert log.errors == {
+        "context switch": {"[error] failed to set process priority.": 2},
+        "send": {"[error] failed to bind.": 1, "[error] failed to send.": 2},
+        "fork": {"[error] fork failed.": 1},
+    }
+    rows = log.row_errors()
+    assert rows["send"] == "[error] failed to bind. (x1); [error] failed to send. (x2)"
+    assert rows["fork"] == rows["fork Child"] == "[error] fork failed. (x1)"
+    assert "ref" not in rows
 
 
 def fig(median: float, kbest: float | None = None, status: str = "ok", reason: str | None = None,
@@ -139,7 +152,7 @@ def lines_for_tests() -> list:
         "big fork": fig(300_000.0),  # no LEBench figure
     }
     exact = {"ref": fig(33.0), "cpu": fig(2_300_000.0), "context switch": fig(3_500.0), "fork": fig(61_000.0)}
-    return lb.match_rows(SPECS, lebench, default, exact)
+    return lb.match_rows(SPECS, lebench, default, exact, lb.parse_lebench_log(LOG).row_errors())
 
 
 def test_match_rows() -> None:
@@ -157,7 +170,10 @@ def test_match_rows() -> None:
     assert cs.flags == ("unstable",)
     send = lines["send"]
     assert send.status == "pending" and send.lebench_kbest is None and send.median is None
-    assert "ipc family" in (send.detail or "")
+    assert "ipc family" in (send.detail or "") and "failed to bind" in (send.lebench_errors or "")
+    assert lines["fork"].kbest_ratio == pytest.approx(1.1)
+    assert lines["fork"].lebench_errors == "[error] fork failed. (x1)"
+    assert lines["cpu"].lebench_errors is None
     small_read = lines["small read"]
     assert small_read.status == "pending" and small_read.lebench_kbest == 400.0 and small_read.ratio is None
     assert lines["fork Child"].status == "osmeter-skip" and lines["fork Child"].detail == "needs more memory"
@@ -202,6 +218,8 @@ def test_render_table() -> None:
     assert "yes/yes" in by_row["cpu"] and "-O0" not in by_row["cpu"]  # inside: no note
     assert "yes/NO" in by_row["context switch"] and "[osmeter flags: unstable]" in by_row["context switch"]
     assert "pending" in by_row["send"] and "ipc family" in by_row["send"]
+    assert by_row["send"].endswith("LEBench's test printed: [error] failed to bind. (x1); [error] failed to send. (x2)")
+    assert "fork failed" in by_row["fork"] and "fork failed" in by_row["fork Child"]
     assert "400" in by_row["small read"] and "pending" in by_row["small read"]
     assert "(not in osmeter)" in by_row["thr create Child"]
     # figures are right-aligned in columns: every ratio cell ends where the header's "ratio" ends
@@ -266,13 +284,18 @@ def test_only_parse_reads_the_latest_runs(tmp_path: Path, monkeypatch: pytest.Mo
 
     csv = tmp_path / "output.osmeter-fidelity.csv"
     csv.write_text(CSV)
-    (tmp_path / "lebench.log").write_text("Performing test ref.\nTest took: 0.5 seconds\nTest took: 812.0 seconds\n")
+    (tmp_path / "lebench.log").write_text("Performing test ref.\n[error] x.\nTest took: 0.5 seconds\n"
+                                          "Test took: 812.0 seconds\n")
     monkeypatch.setattr(lb, "osmeter_rows", lambda lebench, results: SPECS[:2])  # no probe needed
     out_json = tmp_path / "out.json"
     rc = lb.main(["--only-parse", str(csv), "--store", str(store), "--json", str(out_json)])
     out = capsys.readouterr().out
     assert rc == 0  # judged on the exact run: ref's 33.5 / 31 is inside (the default 20.5 / 31 is not)
     assert "wall time: LEBench 812 s" in out and "wall time: osmeter run 1 (default) 330 s" in out
+    assert "LEBench printed 1 [error] lines, in its tests ref" in out and "LEBench's test printed: [error] x." in out
     assert "osmeter-skip" in out and "within 0.8-1.25: default run 0 of 1 rows, --lebench-exact run 1 of 1" in out
     doc = json.loads(out_json.read_text())
     assert doc["osmeter_runs"] == {"default": 1, "exact": 2} and doc["lebench_log"]["total_seconds"] == 812.0
+    assert doc["mode"] == "only-parse" and doc["machine"] == {"hostname": "h"}
+    assert [r["row"] for r in doc["rows"]] == ["ref", "cpu", "context switch", "fork", "fork Child", "thr create",
+                                               "thr create Child", "small read", "huge page fault"]
