@@ -26,6 +26,21 @@ sys.path.insert(0, str(ROOT / "tests"))
 from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 
 
+# Tests marked `slow` (tens of seconds each) run when this variable is 1, as
+# CI sets it (.ci/run); the README's test command skips them, so it stays
+# under five minutes on a 2-core machine.
+RUN_SLOW = "OSMETER_TEST_SLOW"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get(RUN_SLOW) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"slow: set {RUN_SLOW}=1 to run it (CI does)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def probe() -> str:
     """The real osmeter-probe; missing is a failure, never a silent skip."""

@@ -17,6 +17,7 @@ def start(probe, work, *args):
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
+@pytest.mark.slow  # 30 s each: the first benchmark samples for its whole --min-time
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_mid_run_ends_cleanly(probe, tmp_path, sig):
     tmp_path = tmp_path / "work"
