@@ -1,0 +1,246 @@
+"""Output files (`-o`) of export, report, plot, compare and study: one set of rules.
+
+Never damage what is not ours:
+
+- A regular file (or a new one) is written next to its final name and renamed
+  into place, so a reader never sees half of it and a failure leaves any old
+  file as it was. An existing file keeps its mode (and, where we may, its
+  owner and group); a new file gets 0666 minus the umask, as `>` would.
+- A symbolic link is followed, never replaced: the file it points to is
+  written (atomically, as above). A dangling link or a loop is refused.
+- A character device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is
+  written in place: opened for writing, neither created nor truncated nor
+  renamed over.
+- A directory, a block device (a disk) or a socket is refused.
+
+The format of a file comes from its suffix (`choose_format`): an unknown
+suffix is refused, `--format` overrides. Every check runs before the work
+(`check`), so a bad `-o` costs nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from .errors import UsageError
+
+NEW, FILE, IN_PLACE = "new", "file", "in-place"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where `-o GIVEN` goes: `path` (symlinks resolved) and how it is written (NEW, FILE, IN_PLACE)."""
+
+    given: Path
+    path: Path
+    kind: str
+    st: os.stat_result | None  # of `path`, None for a new file
+
+
+def _fail(given: Path, why: str) -> UsageError:
+    return UsageError(f"cannot write {given}: {why}")
+
+
+def _resolve(given: Path) -> Path:
+    """`given` with its symbolic links followed; refuses a dangling link and a loop."""
+    if not os.path.islink(given):
+        return given
+    real = Path(os.path.realpath(given))
+    try:
+        os.stat(given)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _fail(given, "it is a symbolic link that loops; point it at a file or remove it") from None
+        if e.errno == errno.ENOENT:
+            raise _fail(
+                given,
+                f"it is a symbolic link to {os.readlink(given)}, which does not exist; "
+                "create the file it points to, or remove the link",
+            ) from None
+        raise _fail(given, e.strerror or str(e)) from None
+    return real
+
+
+def target(given: str | Path) -> Target:
+    """Where writing `given` would go, or a UsageError saying why it cannot be written."""
+    given = Path(given)
+    path = _resolve(given)
+    shown = f"{given} (-> {path})" if path != given else str(given)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise _fail(given, f"the directory {parent} does not exist (No such file or directory)") from None
+        return Target(given, path, NEW, None)
+    except OSError as e:
+        raise _fail(given, e.strerror or str(e)) from None
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"cannot write {shown}: it is a directory; give a file name")
+    if stat.S_ISBLK(mode):
+        raise UsageError(f"cannot write {shown}: it is a block device (a disk); osmeter does not write onto one")
+    if stat.S_ISSOCK(mode):
+        raise UsageError(f"cannot write {shown}: it is a socket; give a file, a FIFO or a character device")
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"cannot write {shown}: Permission denied")
+    kind = FILE if stat.S_ISREG(mode) else IN_PLACE
+    return Target(given, path, kind, st)
+
+
+def check(given: str | Path) -> Target:
+    """Fail now, before any work, if write(given, ...) could not succeed."""
+    t = target(given)
+    if t.kind != IN_PLACE:  # the rename needs a temporary file next to the target
+        fd, tmp = _temp(t)
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+    return t
+
+
+def _temp(t: Target) -> tuple[int, str]:
+    directory = t.path.parent if str(t.path.parent) else Path(".")
+    try:
+        return tempfile.mkstemp(prefix=f".{t.path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise _fail(t.given, f"cannot create a file in {directory} ({e.strerror}); "
+                             "osmeter writes next to the target and renames into place") from None
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where /proc allows."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    return data if isinstance(data, bytes) else data.encode("utf-8")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _atomic(t: Target, data: bytes) -> None:
+    fd, tmp = _temp(t)
+    try:
+        try:
+            if t.st is not None:  # keep what the old file had: owner and group where we may, then mode
+                try:
+                    os.fchown(fd, t.st.st_uid, t.st.st_gid)
+                except PermissionError:
+                    pass
+                os.fchmod(fd, stat.S_IMODE(t.st.st_mode))
+            else:
+                os.fchmod(fd, 0o666 & ~umask())  # as open() would have made it
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, t.path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise _fail(t.given, e.strerror or str(e)) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _in_place(t: Target, data: bytes) -> None:
+    """Write into a device or FIFO as it is: no create, no truncate, no rename."""
+    try:
+        fd = os.open(t.path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as e:
+        raise _fail(t.given, e.strerror or str(e)) from None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # became a regular file since the check
+            os.close(fd)
+            fd = -1
+            _atomic(target(t.given), data)
+            return
+        _write_all(fd, data)
+    except BrokenPipeError:
+        raise _fail(t.given, "the reader closed it before everything was written (Broken pipe)") from None
+    except OSError as e:
+        raise _fail(t.given, e.strerror or str(e)) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def write(given: str | Path, data: str | bytes) -> Path:
+    """Write `data` (text as UTF-8, or bytes as they are) to `given` by the rules above; returns
+    the path written (symlinks resolved)."""
+    t = target(given)
+    if t.kind == IN_PLACE:
+        _in_place(t, _as_bytes(data))
+    else:
+        _atomic(t, _as_bytes(data))
+    return t.path
+
+
+def prepare_directory(given: str | Path) -> Path:
+    """A directory to write files into (`plot -o DIR`), created if needed; a link to one is followed."""
+    given = Path(given)
+    path = _resolve(given)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"cannot write files into {given}: it is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {given}: {e.strerror}") from None
+    return path
+
+
+def choose_format(
+    fmt: str | None,
+    output: str | None,
+    suffixes: Mapping[str, str],
+    default: str | None,
+    refused: Mapping[str, str] | None = None,
+) -> str | None:
+    """The format of `-o output`: `fmt` (--format) when given, else from the suffix.
+
+    `suffixes` maps a lower-case suffix (`.md`) to a format. Without output (stdout)
+    the format is `default`. A name without a suffix takes the suffix of the file a
+    symbolic link points to; a device or FIFO without one gets `default`. Any other
+    suffix (or none) is refused, naming the ones known; `refused` maps a suffix to
+    a sentence saying why it is not written (`.pdf`)."""
+    if fmt:
+        return fmt
+    if not output or output == "-":
+        return default
+    given = Path(output)
+    suffix = given.suffix.lower()
+    if not suffix and os.path.islink(given):
+        suffix = Path(os.path.realpath(given)).suffix.lower()
+    if suffix in suffixes:
+        return suffixes[suffix]
+    known = ", ".join(suffixes)
+    if refused and suffix in refused:
+        raise UsageError(f"cannot write {output}: {refused[suffix]}; give a file ending in {known}")
+    if not suffix and default is not None:
+        try:
+            if not stat.S_ISREG(os.stat(given).st_mode):
+                return default  # /dev/null, /dev/stdout, a FIFO: as to stdout
+        except OSError:
+            pass
+    what = f"its suffix {suffix!r}" if suffix else "a name without a suffix"
+    raise UsageError(
+        f"cannot tell what to write to {output} from {what}: give a file ending in {known}, or --format"
+    )
