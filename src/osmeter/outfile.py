@@ -31,6 +31,7 @@ from typing import Mapping
 from .errors import UsageError
 
 NEW, FILE, IN_PLACE = "new", "file", "in-place"
+STREAMS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")  # without a suffix: as stdout
 
 
 @dataclass(frozen=True)
@@ -47,51 +48,55 @@ def _fail(given: Path, why: str) -> UsageError:
     return UsageError(f"cannot write {given}: {why}")
 
 
-def _resolve(given: Path) -> Path:
-    """`given` with its symbolic links followed; refuses a dangling link and a loop."""
-    if not os.path.islink(given):
-        return given
-    real = Path(os.path.realpath(given))
+def _refuse_broken_link(given: Path, e: OSError) -> UsageError:
+    if e.errno == errno.ELOOP:
+        return _fail(given, "it is a symbolic link that loops; point it at a file or remove it")
+    if e.errno == errno.ENOENT and os.path.islink(given):
+        return _fail(
+            given,
+            f"it is a symbolic link to {os.readlink(given)}, which does not exist; "
+            "create the file it points to, or remove the link",
+        )
+    return _fail(given, e.strerror or str(e))
+
+
+def _same_file(a: os.stat_result, path: Path) -> bool:
     try:
-        os.stat(given)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise _fail(given, "it is a symbolic link that loops; point it at a file or remove it") from None
-        if e.errno == errno.ENOENT:
-            raise _fail(
-                given,
-                f"it is a symbolic link to {os.readlink(given)}, which does not exist; "
-                "create the file it points to, or remove the link",
-            ) from None
-        raise _fail(given, e.strerror or str(e)) from None
-    return real
+        b = os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def target(given: str | Path) -> Target:
     """Where writing `given` would go, or a UsageError saying why it cannot be written."""
     given = Path(given)
-    path = _resolve(given)
-    shown = f"{given} (-> {path})" if path != given else str(given)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        parent = path.parent if str(path.parent) else Path(".")
+        st = os.stat(given)  # the kernel follows every link, /proc/self/fd/N ones included
+    except FileNotFoundError as e:
+        if os.path.islink(given):
+            raise _refuse_broken_link(given, e) from None
+        parent = given.parent if str(given.parent) else Path(".")
         if not parent.is_dir():
             raise _fail(given, f"the directory {parent} does not exist (No such file or directory)") from None
-        return Target(given, path, NEW, None)
+        return Target(given, given, NEW, None)
     except OSError as e:
-        raise _fail(given, e.strerror or str(e)) from None
+        raise _refuse_broken_link(given, e) from None
     mode = st.st_mode
     if stat.S_ISDIR(mode):
-        raise UsageError(f"cannot write {shown}: it is a directory; give a file name")
+        raise _fail(given, "it is a directory; give a file name")
     if stat.S_ISBLK(mode):
-        raise UsageError(f"cannot write {shown}: it is a block device (a disk); osmeter does not write onto one")
+        raise _fail(given, "it is a block device (a disk); osmeter does not write onto one")
     if stat.S_ISSOCK(mode):
-        raise UsageError(f"cannot write {shown}: it is a socket; give a file, a FIFO or a character device")
-    if not os.access(path, os.W_OK):
-        raise UsageError(f"cannot write {shown}: Permission denied")
-    kind = FILE if stat.S_ISREG(mode) else IN_PLACE
-    return Target(given, path, kind, st)
+        raise _fail(given, "it is a socket; give a file, a FIFO or a character device")
+    if not os.access(given, os.W_OK):
+        raise _fail(given, "Permission denied")
+    if not stat.S_ISREG(mode):
+        return Target(given, given, IN_PLACE, st)
+    path = Path(os.path.realpath(given)) if os.path.islink(given) else given
+    if not _same_file(st, path):  # a link only the kernel can follow (/proc/self/fd/N of a deleted file)
+        return Target(given, given, IN_PLACE, st)
+    return Target(given, path, FILE, st)
 
 
 def check(given: str | Path) -> Target:
@@ -162,25 +167,22 @@ def _atomic(t: Target, data: bytes) -> None:
 
 
 def _in_place(t: Target, data: bytes) -> None:
-    """Write into a device or FIFO as it is: no create, no truncate, no rename."""
+    """Write into a device or FIFO as it is: no create, no rename; a regular file reached
+    only through the kernel (/proc/self/fd/N) is cut to what was written."""
     try:
         fd = os.open(t.path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
         raise _fail(t.given, e.strerror or str(e)) from None
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):  # became a regular file since the check
-            os.close(fd)
-            fd = -1
-            _atomic(target(t.given), data)
-            return
         _write_all(fd, data)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.ftruncate(fd, len(data))
     except BrokenPipeError:
         raise _fail(t.given, "the reader closed it before everything was written (Broken pipe)") from None
     except OSError as e:
         raise _fail(t.given, e.strerror or str(e)) from None
     finally:
-        if fd >= 0:
-            os.close(fd)
+        os.close(fd)
 
 
 def write(given: str | Path, data: str | bytes) -> Path:
@@ -197,7 +199,14 @@ def write(given: str | Path, data: str | bytes) -> Path:
 def prepare_directory(given: str | Path) -> Path:
     """A directory to write files into (`plot -o DIR`), created if needed; a link to one is followed."""
     given = Path(given)
-    path = _resolve(given)
+    try:
+        os.stat(given)
+    except FileNotFoundError as e:
+        if os.path.islink(given):
+            raise _refuse_broken_link(given, e) from None
+    except OSError as e:
+        raise _refuse_broken_link(given, e) from None
+    path = Path(os.path.realpath(given))
     if path.exists() and not path.is_dir():
         raise UsageError(f"cannot write files into {given}: it is not a directory")
     try:
@@ -218,15 +227,18 @@ def choose_format(
 
     `suffixes` maps a lower-case suffix (`.md`) to a format. Without output (stdout)
     the format is `default`. A name without a suffix takes the suffix of the file a
-    symbolic link points to; a device or FIFO without one gets `default`. Any other
-    suffix (or none) is refused, naming the ones known; `refused` maps a suffix to
-    a sentence saying why it is not written (`.pdf`)."""
+    symbolic link points to; a device or FIFO, or /dev/stdout, /dev/fd/N and the
+    like, without one gets `default`. Any other suffix (or none) is refused, naming
+    the ones known; `refused` maps a suffix to a sentence saying why it is not
+    written (`.pdf`)."""
     if fmt:
         return fmt
     if not output or output == "-":
         return default
     given = Path(output)
     suffix = given.suffix.lower()
+    if not suffix and str(given).startswith(STREAMS):
+        return default
     if not suffix and os.path.islink(given):
         suffix = Path(os.path.realpath(given)).suffix.lower()
     if suffix in suffixes:

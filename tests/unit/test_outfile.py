@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import threading
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from osmeter import errors
 
-from ..conftest import import_fixture
+from ..conftest import import_fixture, osmeter_command, subprocess_env
 from ..synthetic import add_run, noisy
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mknod, chown)")
@@ -90,6 +91,22 @@ def test_a_fifo_is_written_in_place(cli, stored, tmp_path: Path) -> None:
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert got and got[0].startswith(b"run_id,run_label,")
     assert leftovers(tmp_path) == []
+
+
+def test_dev_stdout_writes_to_whatever_stdout_is(stored, tmp_path: Path) -> None:
+    """/dev/stdout is a link only the kernel can follow (/proc/self/fd/1 -> pipe:[N]):
+    written in place, to a pipe or to the file the shell opened, in the stdout format."""
+    command = osmeter_command("export", "latest", "-o", "/dev/stdout", "--format", "csv")
+    piped = subprocess.run(command, capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("run_id,run_label,")
+    out = tmp_path / "redirected.txt"
+    out.write_text("x" * 100_000)  # longer than the export: cut to what was written
+    with open(out, "w") as f:
+        done = subprocess.run(osmeter_command("export", "latest", "-o", "/dev/stdout"), stdout=f,
+                              stderr=subprocess.PIPE, text=True, env=subprocess_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["osmeter_export"] == 1  # no suffix on /dev/stdout: json, as on stdout
 
 
 def test_a_symlink_is_followed_not_replaced(cli, stored, tmp_path: Path) -> None:
