@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ class Target:
     path: Path
     kind: str
     st: os.stat_result | None  # of `path`, None for a new file
+    fd: int | None = None  # /dev/stdout, /dev/fd/N: write to this descriptor of ours, as a shell would
 
 
 def _fail(given: Path, why: str) -> UsageError:
@@ -58,6 +61,18 @@ def _refuse_broken_link(given: Path, e: OSError) -> UsageError:
             "create the file it points to, or remove the link",
         )
     return _fail(given, e.strerror or str(e))
+
+
+_OWN_FD = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def own_fd(given: Path) -> int | None:
+    """N for /dev/stdout (1), /dev/stderr (2), /dev/fd/N, /proc/self/fd/N; else None."""
+    text = os.path.normpath(str(given))
+    if text in ("/dev/stdout", "/dev/stderr"):
+        return 1 if text.endswith("out") else 2
+    m = _OWN_FD.fullmatch(text)
+    return int(m.group(1)) if m else None
 
 
 def _same_file(a: os.stat_result, path: Path) -> bool:
@@ -91,8 +106,9 @@ def target(given: str | Path) -> Target:
         raise _fail(given, "it is a socket; give a file, a FIFO or a character device")
     if not os.access(given, os.W_OK):
         raise _fail(given, "Permission denied")
-    if not stat.S_ISREG(mode):
-        return Target(given, given, IN_PLACE, st)
+    fd = own_fd(given)
+    if fd is not None or not stat.S_ISREG(mode):
+        return Target(given, given, IN_PLACE, st, fd)
     path = Path(os.path.realpath(given)) if os.path.islink(given) else given
     if not _same_file(st, path):  # a link only the kernel can follow (/proc/self/fd/N of a deleted file)
         return Target(given, given, IN_PLACE, st)
@@ -167,15 +183,21 @@ def _atomic(t: Target, data: bytes) -> None:
 
 
 def _in_place(t: Target, data: bytes) -> None:
-    """Write into a device or FIFO as it is: no create, no rename; a regular file reached
-    only through the kernel (/proc/self/fd/N) is cut to what was written."""
+    """Write into a device or FIFO as it is: no create, no rename. /dev/stdout and /dev/fd/N
+    are our own descriptors, written where they stand (a shell's `>>` appends); a regular
+    file reached only through the kernel (/proc/PID/fd/N) is cut to what was written."""
     try:
-        fd = os.open(t.path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+        if t.fd is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            fd = os.dup(t.fd)
+        else:
+            fd = os.open(t.path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
         raise _fail(t.given, e.strerror or str(e)) from None
     try:
         _write_all(fd, data)
-        if stat.S_ISREG(os.fstat(fd).st_mode):
+        if t.fd is None and stat.S_ISREG(os.fstat(fd).st_mode):
             os.ftruncate(fd, len(data))
     except BrokenPipeError:
         raise _fail(t.given, "the reader closed it before everything was written (Broken pipe)") from None

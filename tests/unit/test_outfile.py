@@ -101,12 +101,15 @@ def test_dev_stdout_writes_to_whatever_stdout_is(stored, tmp_path: Path) -> None
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.startswith("run_id,run_label,")
     out = tmp_path / "redirected.txt"
-    out.write_text("x" * 100_000)  # longer than the export: cut to what was written
-    with open(out, "w") as f:
+    out.write_text("before\n")
+    inode = out.stat().st_ino
+    with open(out, "a") as f:  # `>> redirected.txt`: appended to, never replaced
         done = subprocess.run(osmeter_command("export", "latest", "-o", "/dev/stdout"), stdout=f,
                               stderr=subprocess.PIPE, text=True, env=subprocess_env(), timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(out.read_text())["osmeter_export"] == 1  # no suffix on /dev/stdout: json, as on stdout
+    before, exported = out.read_text().split("\n", 1)
+    assert before == "before" and out.stat().st_ino == inode
+    assert json.loads(exported)["osmeter_export"] == 1  # no suffix on /dev/stdout: json, as on stdout
 
 
 def test_a_symlink_is_followed_not_replaced(cli, stored, tmp_path: Path) -> None:
