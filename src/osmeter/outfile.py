@@ -8,9 +8,10 @@ Never damage what is not ours:
   owner and group); a new file gets 0666 minus the umask, as `>` would.
 - A symbolic link is followed, never replaced: the file it points to is
   written (atomically, as above). A dangling link or a loop is refused.
-- A character device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is
-  written in place: opened for writing, neither created nor truncated nor
-  renamed over.
+- A character device or a FIFO (`/dev/null`, a named pipe) is written in
+  place: opened for writing, neither created nor truncated nor renamed over.
+  `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` are osmeter's own descriptors,
+  written where they stand, as a shell would (`>>` appends).
 - A directory, a block device (a disk) or a socket is refused.
 
 The format of a file comes from its suffix (`choose_format`): an unknown
