@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import compare as cmp
+from .. import outfile, textsafe
 from ..errors import RegressionFound, UsageError
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params, describe_instance, format_params
@@ -37,12 +38,12 @@ from ..repeats import uncertainty
 from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL, FloatArray
 from ..store import open_store, resolve_location
 from ..store.base import Store
-from .export import check_writable, write_atomically
 from .options import add_json_option, add_store_option
 
 NAME = "compare"
 COMPARE_SCHEMA = 1
-OUTPUT_TYPES = (".html", ".htm", ".svg", ".png", ".pdf")
+SUFFIXES = {".html": "html", ".htm": "html", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
+HEATMAP_FORMATS = ("html", "svg", "png", "pdf")
 
 
 def _percent(text: str) -> float:
@@ -81,6 +82,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exit with status 10 when a significant change for the worse exceeds PCT %% (for CI pipelines)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the heatmap: .html page, or .svg/.png/.pdf figure")
+    p.add_argument(
+        "--format",
+        choices=HEATMAP_FORMATS,
+        help="the heatmap file's format (default: from FILE's suffix); needs -o",
+    )
     nm.add_names_option(p)
     add_json_option(p, "the comparison")
     add_store_option(p)
@@ -445,12 +451,14 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
     return doc
 
 
-def heatmap_file(outcome: Outcome, threshold: float, suffix: str,
+def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
                  labels: nm.InstanceLabels | None = None) -> str | bytes:
-    """The heatmap as an HTML page (str) or as a figure's bytes (svg/png/pdf)."""
+    """The heatmap as an HTML page (str, fmt html) or as a figure's bytes (svg/png/pdf; a
+    suffix such as `.svg` is accepted as well)."""
     labels = labels or nm.InstanceLabels(None)
     runs = outcome.runs
-    if suffix in (".html", ".htm"):
+    fmt = fmt.lstrip(".")
+    if fmt in ("html", "htm"):
         from ..report.html import render_comparison
 
         diffs = cmp.run_differences(runs)
@@ -493,7 +501,7 @@ def heatmap_file(outcome: Outcome, threshold: float, suffix: str,
         caveats=caveats,
     )
     try:
-        return plots.render(fig, suffix.lstrip("."))
+        return plots.render(fig, fmt)
     finally:
         plots.close(fig)
 
@@ -502,10 +510,13 @@ def run(args: argparse.Namespace) -> int:
     threshold = args.threshold / 100
     fail_above = args.fail_above / 100 if args.fail_above is not None else None
     output = Path(args.output) if args.output else None
+    if args.output == "-":
+        raise UsageError("compare prints its table on stdout: -o takes a file for the heatmap (.html, .svg, .png, .pdf)")
+    if output is None and args.format:
+        raise UsageError(f"--format {args.format} is the format of the heatmap file: give it with -o FILE")
+    fmt = outfile.choose_format(args.format, args.output, SUFFIXES, "html")
     if output is not None:
-        if output.suffix.lower() not in OUTPUT_TYPES:
-            raise UsageError(f"cannot tell what to write to {output}: give a file ending in {', '.join(OUTPUT_TYPES)}")
-        check_writable(output)
+        outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
         runs = resolve_runs(store, args.runs, args.baseline)
@@ -515,12 +526,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if output is not None:
-        write_atomically(output, heatmap_file(outcome, threshold, output.suffix.lower(), labels))
+        assert fmt is not None
+        outfile.write(output, heatmap_file(outcome, threshold, fmt, labels))
     if args.json:
         doc = document(outcome, threshold, fail_above, labels)
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(render_text(outcome, threshold, labels))
+        sys.stdout.write(textsafe.terminal(render_text(outcome, threshold, labels)))
     if output is not None:
         print(f"wrote {output}", file=sys.stderr)
     if fail_above is not None:

@@ -4,7 +4,8 @@ The same figures as the HTML report: every family figure the run has data
 for, then one distribution figure per benchmark. `BENCH` narrows it to one
 family (`mem`) or one benchmark (`mem.latency`: its distribution and its
 family's figures). Files are named `run<ID>-<figure>.<format>`, each written
-next to its final name and renamed into place.
+by the rules of osmeter.outfile (atomically, mode kept, a symlink followed,
+a device or FIFO written in place); DIR may be a symlink to a directory.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import outfile
 from ..errors import UsageError
 from ..report import plots
 from ..report.content import run_data
 from ..report.figures import NamedFigure, family_figures
 from ..store import open_store, resolve_location
-from .export import write_atomically
 from .options import add_store_option
 
 NAME = "plot"
@@ -37,15 +38,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=plots.FORMATS, default="svg", help="file format (default svg)")
     add_store_option(p)
     return p
-
-
-def _prepare_dir(directory: Path) -> None:
-    if directory.exists() and not directory.is_dir():
-        raise UsageError(f"cannot write figures to {directory}: it is not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create {directory}: {e.strerror}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             families = [family]
         else:
             chosen, families = names, None
-        _prepare_dir(directory)
+        outfile.prepare_directory(directory)
         figures: list[NamedFigure]
         figures, failures = family_figures(data, families)
         for name in chosen:
@@ -81,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for nf in figures:
         path = directory / f"run{info.id}-{nf.name}.{args.format}"
         try:
-            write_atomically(path, plots.render(nf.figure, args.format))
+            outfile.write(path, plots.render(nf.figure, args.format))
         finally:
             plots.close(nf.figure)
         written.append(path)

@@ -2,8 +2,11 @@
 
 Everything that can be wrong is checked before the work starts: the runs
 exist, the --expect file parses and its units fit the measurements, the
-output file can be written. The file is then written next to its final
-name and renamed into place, so a failure never leaves half a report.
+output file can be written. The format comes from --format, else from the
+suffix of `-o FILE` (.html, .md, .txt; another is refused), else html. The
+file is written by the rules of osmeter.outfile: a regular file next to its
+final name and renamed into place (a failure never leaves half a report),
+its mode kept; a symlink followed; a device or FIFO written in place.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import outfile, textsafe
 from ..errors import UsageError
 from ..report import html, markdown
 from ..report import names as nm
@@ -20,13 +24,27 @@ from ..report.content import RunReport, build_run_report
 from ..report.expect import Prediction, match, read_expect
 from ..store import open_store, resolve_location
 from ..store.base import Store
-from .export import check_writable, write_atomically
 from .options import add_store_option
 
 NAME = "report"
 
 Renderer = Callable[[Sequence[RunReport], str], str]
-RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report}
+
+
+def render_text_report(reports: Sequence[RunReport], expect_path: str = "") -> str:
+    """The report as plain text: each run as `osmeter show` prints it (no escape sequence,
+    control or bidi override from stored text)."""
+    from ..report.text import COUNTER_WIDTH, render_run
+
+    return textsafe.terminal("\n".join(
+        render_run(r.run, r.results, r.warnings, COUNTER_WIDTH, r.names, r.lebench_rows) for r in reports
+    ))
+
+
+RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report, "txt": render_text_report}
+SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt"}
+REFUSED = {".pdf": "osmeter has no PDF renderer (print the HTML report to PDF from a browser)"}
+DEFAULT_FORMAT = "html"
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -37,7 +55,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("runs", metavar="RUN", nargs="*", help="run ids or 'latest' (default: latest); one section each")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    p.add_argument("--format", choices=sorted(RENDERERS), help="html or md (default: from FILE's suffix, else html)")
+    p.add_argument("--format", choices=sorted(RENDERERS), help="html, md or txt (default: from FILE's suffix: .html, .md, .txt; html on stdout)")
     p.add_argument(
         "--expect",
         metavar="FILE.yaml",
@@ -49,11 +67,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def choose_format(fmt: str | None, output: str | None) -> str:
-    if fmt:
-        return fmt
-    if output and Path(output).suffix.lower() in (".md", ".markdown"):
-        return "md"
-    return "html"
+    chosen = outfile.choose_format(fmt, output, SUFFIXES, DEFAULT_FORMAT, REFUSED)
+    assert chosen is not None
+    return chosen
 
 
 def build_reports(
@@ -99,14 +115,14 @@ def run(args: argparse.Namespace) -> int:
     # A malformed --expect file or an unwritable output fails before any work.
     predictions = read_expect(Path(args.expect)) if args.expect else []
     if output is not None:
-        check_writable(output)
+        outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
         text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names)
     finally:
         store.close()
     if output is not None:
-        write_atomically(output, text)
+        outfile.write(output, text)
         print(f"wrote {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -1,4 +1,7 @@
-"""osmeter runs: the stored runs, oldest first."""
+"""osmeter runs: the stored runs, oldest first.
+
+Stored text (labels, host names, kernels) is shown without escape sequences,
+controls or bidi overrides (osmeter.textsafe); --json escapes them."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from .. import textsafe
 from ..errors import NotFoundError
 from ..model import RunInfo
 from ..report.table import render_table
@@ -60,7 +64,8 @@ def render_runs(runs: list[RunInfo]) -> str:
         ]
         for r in runs
     ]
-    return render_table(HEADERS, rows, _RIGHT) + "\n"
+    # stored text may hold anything: no escape sequence, control or bidi override reaches the terminal
+    return render_table(HEADERS, [[textsafe.line(c) for c in row] for row in rows], _RIGHT) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,8 @@
-"""osmeter show: one stored run, its statistics and warnings."""
+"""osmeter show: one stored run, its statistics and warnings.
+
+Stored text (labels, parameters, machine values, error messages) is shown
+without escape sequences, controls or bidi overrides (osmeter.textsafe); with
+--json those characters are \\u escapes, so the data stays exact."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from .. import textsafe
 from ..export import EXPORTERS
 from ..report import names as nm
 from ..report.text import COUNTER_WIDTH, render_run
@@ -48,9 +53,11 @@ def render_stored_run(store: Store, ref: str, as_json: bool, names: str = "osmet
     results = store.results(info.id)
     row_names = nm.row_names(names)
     if as_json:
-        return EXPORTERS["json"](info, results, names=row_names)
+        return EXPORTERS["json"](info, results, names=row_names)  # escapes what a terminal would obey
     rows = nm.table_rows(row_names, [info])
-    return render_run(info, results, run_warnings(info, results), table_width(), row_names, rows)
+    # what was stored may hold anything: cleaned before the table is laid out, and once more whole
+    info, results = textsafe.scrub(info), [textsafe.scrub(r) for r in results]
+    return textsafe.terminal(render_run(info, results, run_warnings(info, results), table_width(), row_names, rows))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,8 @@
-"""JSON export: a versioned envelope with the run and its results."""
+"""JSON export: a versioned envelope with the run and its results.
+
+Strings are UTF-8, but DEL, the C1 controls and the bidi overrides are
+written as \\u escapes, as json.dumps writes the C0 controls: the data is
+exact and the text cannot drive a terminal (osmeter.textsafe.json_text)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import asdict
 from typing import Any, Sequence
 
 from ..lebench import RowNames
+from ..textsafe import json_text
 from ..model import BenchResult, RunInfo
 from .fields import result_rows
 
@@ -26,4 +31,5 @@ def document(run: RunInfo, results: Sequence[BenchResult], names: RowNames | Non
 
 
 def render(run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None) -> str:
-    return json.dumps(document(run, results, names), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(document(run, results, names), indent=2, ensure_ascii=False, allow_nan=False)
+    return json_text(text) + "\n"

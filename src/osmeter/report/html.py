@@ -1,7 +1,9 @@
 """The HTML report and the HTML comparison heatmap: one self-contained file each.
 
 Pure functions from gathered content (content.RunReport, compare results)
-to text. Every string from a run is escaped; figures are inline SVG; the
+to text. Every string from a run goes through esc() (html.escape, quotes
+included, controls and bidi overrides removed); the page has no script, so
+no text can end one; figures are inline SVG (matplotlib escapes its text); the
 CSS is in the template; nothing refers to a URL, so the page opens offline
 and makes no request.
 """
@@ -16,7 +18,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Callable, Sequence
 
-from .. import __version__
+from .. import __version__, textsafe
 from ..compare import Comparison, Difference
 from ..compare import sort_by_change as cmp_sorted
 from ..lebench import RowNames
@@ -39,7 +41,9 @@ NUM_ATTR = ' class="num"'
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Any text in the page, attributes included: HTML-escaped (quotes too), without the controls
+    and bidi overrides that have no place in a page and could make it lie (osmeter.textsafe)."""
+    return html.escape(textsafe.terminal(str(value)), quote=True)
 
 
 def _template() -> Template:
@@ -588,7 +592,7 @@ def render_comparison(
             f'<td class="num">{c.run_id}</td><td class="num">{fmt_num(c.baseline_median)}</td>'
             f'<td class="num">{fmt_num(c.median)}</td><td>{esc(c.unit or "")}</td>'
             f'<td class="num">{change_text(c)}</td><td class="num">{c.ci_low:.3f} – {c.ci_high:.3f}</td>'
-            f'<td><span class="badge {verdict}">{verdict}</span>{caveat}</td>{counter_cell}</tr>\n'
+            f'<td><span class="badge {esc(verdict)}">{esc(verdict)}</span>{caveat}</td>{counter_cell}</tr>\n'
         )
     change_headers = (("LEBench row", False),) if lead else ()
     change_headers += (("benchmark", False), ("params", False), ("run", True), ("baseline median", True),

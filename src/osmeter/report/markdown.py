@@ -6,8 +6,10 @@ files with `osmeter plot RUN -o DIR` and link them). Pure: content in, text out.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
+from .. import textsafe
 from ..records import format_params
 from . import counters as ctr
 from . import flags as fl
@@ -18,10 +20,40 @@ from .html import run_subtitle, run_title
 from .table import fmt_num, fmt_percent
 
 
+# Characters Markdown would read as markup: code, emphasis, links and images, inline HTML,
+# table cells, strikethrough, headings. Each is backslash-escaped in text from a run, but an
+# underscore between two letters or digits (`touched_mib`), which CommonMark never reads as
+# emphasis, stays as it is.
+_SPECIAL = re.compile(r"[\\`*\[\]<>|~#_]")
+
+
+def _escape_one(m: re.Match[str]) -> str:
+    s, at = m.string, m.start()
+    if m.group() == "_" and 0 < at < len(s) - 1 and s[at - 1].isalnum() and s[at + 1].isalnum():
+        return "_"
+    return "\\" + m.group()
+
+
+def escape(text: object) -> str:
+    """Text from a run (a label, a parameter, a machine value, a message) as Markdown that shows
+    it as it is: markup characters escaped, terminal controls and bidi overrides removed
+    (osmeter.textsafe); line breaks are kept."""
+    return _SPECIAL.sub(_escape_one, textsafe.terminal(str(text)))
+
+
+def inline(text: object) -> str:
+    """escape(text) on one line (a heading, a paragraph, a list item)."""
+    return " ".join(escape(text).split("\n"))
+
+
 def cell(text: object) -> str:
-    """A table cell: pipes and tildes (GFM strikethrough) escaped, line breaks as <br>."""
-    escaped = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("~", "\\~")
-    return escaped.replace("\n", "<br>") or " "
+    """A table cell: escape(text), line breaks as <br>."""
+    return escape(text).replace("\n", "<br>") or " "
+
+
+def code(name: str) -> str:
+    """`name` as inline code when it is a plain word, else as escaped text."""
+    return f"`{name}`" if re.fullmatch(r"[A-Za-z0-9_.:-]+", name) else inline(name)
 
 
 LONG_VALUE = 300  # characters: longer machine values are shortened (the HTML report has them whole)
@@ -59,7 +91,7 @@ def counters_section(report: RunReport) -> list[str]:
         out.append("No counter could be counted on this machine.")
     notes = ctr.notes(measured)
     if notes:
-        out.append("\n".join(f"- {n}" for n in notes))
+        out.append("\n".join(f"- {inline(n)}" for n in notes))
     return out
 
 
@@ -131,26 +163,27 @@ def results_section(report: RunReport) -> list[str]:
         out.append("\n".join(notes) if len(notes) == 1 else "<br>\n".join(notes))
     legend = fl.legend(fl.present(results))
     if legend:
-        out.append(f"Flags ({fl.SECTION}):\n\n" + "\n".join(f"- `{n}`: {text}." for n, text in legend))
+        out.append(f"Flags ({fl.SECTION}):\n\n" + "\n".join(f"- {code(n)}: {inline(text)}." for n, text in legend))
     lebench_notes = nm.lebench_notes(report.run, results, report.lebench_rows, names)
     if lebench_notes:
-        out.append("\n\n".join(f"{n}." for n in lebench_notes))
+        out.append("\n\n".join(f"{inline(n)}." for n in lebench_notes))
     return out
 
 
 def run_section(report: RunReport, expect_path: str = "") -> str:
     run = report.run
-    status = run.status + (f" ({run.status_reason})" if run.status_reason else "")
+    status = inline(run.status + (f" ({run.status_reason})" if run.status_reason else ""))
     c = run.counts
     reps = sm.repetitions_text(report.results)
     out = [
-        f"## {run_title(run)}",
-        f"{run_subtitle(run)}. Status: {status}; {c.ok} ok, {c.skip} skipped, {c.error} failed"
-        + (f"; {reps}" if reps else "") + ".",
+        f"## {inline(run_title(run))}",
+        f"{inline(run_subtitle(run))}. Status: {status}; {c.ok} ok, {c.skip} skipped, {c.error} failed"
+        + (f"; {inline(reps)}" if reps else "") + ".",
         "### Warnings",
     ]
     if report.warnings:
-        out.append("\n".join(f"- **{w.code}**: {w.message}. {w.advice}" for w in report.warnings))
+        out.append("\n".join(f"- **{inline(w.code)}**: {inline(w.message)}. {inline(w.advice)}"
+                              for w in report.warnings))
     else:
         out.append("No warnings.")
     out += results_section(report)
@@ -165,7 +198,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
             prow.append([pred.bench, params, fmt_num(pred.stored_value) + given, measured, ratio_text(p.ratio),
                          pred.stored_unit, pred.note or ""])
         out += [
-            "### Predictions" + (f" (from {expect_path})" if expect_path else ""),
+            "### Predictions" + (f" (from {inline(expect_path)})" if expect_path else ""),
             table(["benchmark", "params", "predicted", "measured (median)", "measured / predicted", "unit", "note"],
                   prow, [False, False, True, True, True, False, False]),
         ]
@@ -180,5 +213,5 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
 
 
 def render_report(reports: Sequence[RunReport], expect_path: str = "") -> str:
-    title = f"# osmeter report: {run_title(reports[0].run)}" if len(reports) == 1 else f"# osmeter report: {len(reports)} runs"
+    title = f"# osmeter report: {inline(run_title(reports[0].run))}" if len(reports) == 1 else f"# osmeter report: {len(reports)} runs"
     return "\n\n".join([title] + [run_section(r, expect_path) for r in reports]) + "\n"
