@@ -397,6 +397,22 @@ static int cmd_run(int argc, char **argv)
 	return failed ? EXIT_BENCH_FAILED : EXIT_OK;
 }
 
+/* Every argument must be UTF-8: names, values and paths are echoed in JSON
+ * strings, and a byte that is not UTF-8 could only be replaced there
+ * (docs/exit-codes.md). */
+static int check_utf8(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		long bad = osm_utf8_check(argv[i]);
+		if (bad >= 0) {
+			osm_err("argument %d is not valid UTF-8 (byte 0x%02x at offset %ld); osmeter-probe takes "
+				"UTF-8 arguments only", i, (unsigned char)argv[i][bad], bad);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[512];
@@ -408,6 +424,8 @@ int main(int argc, char **argv)
 		osm_cli_usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (check_utf8(argc, argv))
+		return EXIT_USAGE;
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 2, argv + 2);
