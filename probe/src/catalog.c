@@ -1,6 +1,7 @@
 /* catalog.c - see catalog.h. Adding a family = one line in families[]. */
 #include "catalog.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,12 @@ int osm_instance_set(struct osm_instance *in, const char *key, const char *value
 			}
 			goto bad;
 		case OSM_P_STR:
+			/* a path: longer than PATH_MAX it could only be cut */
+			if (strlen(value) >= PATH_MAX) {
+				snprintf(why, sizeof(why), "the value has %zu bytes; at most %d (PATH_MAX - 1)",
+					 strlen(value), PATH_MAX - 1);
+				goto bad;
+			}
 			in->params[i].s = value;
 			return 0;
 		}
@@ -177,26 +184,26 @@ int osm_instance_set(struct osm_instance *in, const char *key, const char *value
 
 int osm_instance_apply(struct osm_instance *in, const char *assignments, char *err, size_t len)
 {
-	char buf[256];
-	if (snprintf(buf, sizeof(buf), "%s", assignments) >= (int)sizeof(buf)) {
-		snprintf(err, len, "sweep element too long: %s", assignments);
+	char *buf = strdup(assignments), *save = NULL;
+	int r = 0;
+	if (!buf) {
+		snprintf(err, len, "out of memory");
 		return -2;
 	}
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(buf, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		if (!eq) {
 			snprintf(err, len, "'%s' is not KEY=VALUE", tok);
-			return -2;
+			r = -2;
+			break;
 		}
 		*eq = 0;
-		/* Sweep values live in the static table, so string values can be
-		 * pointed at directly only if we copy them: STR params are not swept. */
-		int r = osm_instance_set(in, tok, eq + 1, err, len);
-		if (r)
-			return r;
+		/* buf is freed below, so string values cannot be pointed at:
+		 * STR params are not swept. */
+		r = osm_instance_set(in, tok, eq + 1, err, len);
 	}
-	return 0;
+	free(buf);
+	return r;
 }
 
 int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
@@ -213,18 +220,22 @@ int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
 		*out = v;
 		return 1;
 	}
-	char buf[1024], err[256];
-	snprintf(buf, sizeof(buf), "%s", b->sweep);
-	char *save = NULL;
+	char err[512], *buf = strdup(b->sweep), *save = NULL;
 	int k = 0;
-	for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+	for (char *tok = buf ? strtok_r(buf, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save)) {
 		osm_instance_init(&v[k], f, b);
 		if (osm_instance_apply(&v[k], tok, err, sizeof(err))) {
-			free(v);
-			return -1;
+			k = -1;
+			break;
 		}
 		k++;
 	}
+	if (!buf || k < 0) {
+		free(buf);
+		free(v);
+		return -1;
+	}
+	free(buf);
 	*out = v;
 	return k;
 }

@@ -105,7 +105,7 @@ int osm_counters_parse(const char *list, struct osm_counter_spec *spec, char *er
 	char buf[1024];
 	memset(spec, 0, sizeof(*spec));
 	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
-		snprintf(err, len, "--counters: list too long");
+		snprintf(err, len, "--counters: the list has %zu bytes; at most %zu", strlen(list), sizeof(buf) - 1);
 		return -1;
 	}
 	int any = 0, want_ipc = 0;

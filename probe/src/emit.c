@@ -36,9 +36,11 @@ static void push(struct osm_json *j, bool array)
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one
- * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
-static int utf8_len(const unsigned char *p)
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid);
+ * its code point goes to *cpp. */
+static int utf8_len(const unsigned char *p, unsigned *cpp)
 {
+	*cpp = p[0];
 	if (p[0] < 0x80)
 		return 1;
 	int n;
@@ -63,11 +65,34 @@ static int utf8_len(const unsigned char *p)
 	static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
 	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*cpp = cp;
 	return n;
 }
 
+long osm_utf8_check(const char *s)
+{
+	unsigned cp;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p, &cp);
+		if (!n)
+			return (long)(p - (const unsigned char *)s);
+		p += n;
+	}
+	return -1;
+}
+
+/* Code points a line-splitting reader may take for a line end (Python's
+ * str.splitlines, JavaScript before ES2019): the C1 controls, NEL among
+ * them, and the Unicode line and paragraph separators. */
+static int splits_lines(unsigned cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029;
+}
+
 /* Escapes per RFC 8259. Bytes that are not valid UTF-8 (a disk model, a
- * path from argv) become U+FFFD, so every line stays parseable JSON. */
+ * path from the environment) become U+FFFD, so every line stays parseable
+ * JSON; U+0080..U+009F, U+2028 and U+2029 are written as \uXXXX escapes, so
+ * no reader that splits lines on them breaks a record in two. */
 void osm_json_write_string(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -87,10 +112,14 @@ void osm_json_write_string(FILE *f, const char *s)
 				fputc(hex[*p >> 4], f);
 				fputc(hex[*p & 15], f);
 			} else if (*p >= 0x80) {
-				int n = utf8_len(p);
+				unsigned cp;
+				int n = utf8_len(p, &cp);
 				if (!n) {
 					fputs("\\ufffd", f);
 					p++;
+				} else if (splits_lines(cp)) {
+					fprintf(f, "\\u%04x", cp);
+					p += n;
 				} else {
 					fwrite(p, 1, (size_t)n, f);
 					p += n;

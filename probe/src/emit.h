@@ -42,8 +42,11 @@ void osm_json_arr_end(struct osm_json *j);
 /* A raw, already valid JSON value (used to splice the machine object). */
 void osm_json_raw(struct osm_json *j, const char *key, const char *json);
 
-/* Escape s as a JSON string (with quotes) into f. */
+/* Escape s as a JSON string (with quotes) into f: RFC 8259 escapes, invalid
+ * UTF-8 -> U+FFFD, and U+0080..U+009F, U+2028, U+2029 as \uXXXX. */
 void osm_json_write_string(FILE *f, const char *s);
+/* Offset of the first byte of s that is not part of valid UTF-8, or -1. */
+long osm_utf8_check(const char *s);
 /* Format a double as JSON into buf (>= 32 bytes): %.17g, C locale, or "null". */
 void osm_json_format_num(char *buf, size_t len, double v);
 

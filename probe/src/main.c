@@ -296,6 +296,72 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	return st;
 }
 
+static void emit_end(struct osm_json *j)
+{
+	int counts[3];
+	char ts[32];
+	osm_cleanup_get_counts(counts);
+	osm_utc_now(ts);
+	osm_json_record_begin(j, "end");
+	osm_json_str(j, "status", "complete");
+	osm_json_null(j, "signal");
+	osm_json_str(j, "end_time", ts);
+	osm_json_obj_begin(j, "counts");
+	osm_json_int(j, "ok", counts[OSM_OK]);
+	osm_json_int(j, "skip", counts[OSM_SKIP]);
+	osm_json_int(j, "error", counts[OSM_ERROR]);
+	osm_json_obj_end(j);
+	osm_json_record_end(j);
+}
+
+/* Pinning, SCHED_FIFO and mlock, then the meta record. */
+static void start_run(struct osm_json *j, const struct osm_run_opts *o, int cpu, struct run_state *rs)
+{
+	char pin_why[256], fifo_why[256], mlock_why[256];
+	const char *pw = NULL, *fw = NULL, *mw = NULL;
+	rs->pinned = 1;
+	rs->tsc_stable = osm_clock_kernel_tsc_stable();
+	if (osm_pin_self(cpu)) {
+		rs->pinned = 0;
+		snprintf(pin_why, sizeof(pin_why), "cannot pin to CPU %d: %s", cpu, strerror(errno));
+		pw = pin_why;
+		osm_warn("%s; every result is flagged not-pinned", pin_why);
+	}
+	if (o->fifo && osm_set_fifo(o->fifo, fifo_why, sizeof(fifo_why))) {
+		fw = fifo_why;
+		osm_warn("SCHED_FIFO not applied: %s; running under the normal scheduler", fifo_why);
+	}
+	if (o->mlock && osm_lock_memory(mlock_why, sizeof(mlock_why))) {
+		mw = mlock_why;
+		osm_warn("memory not locked: %s", mlock_why);
+	}
+	emit_meta(j, o, cpu, o->cpu >= 0, fw, mw, rs, pw);
+}
+
+/* Every instance, each after its progress record. Returns 1 when one failed,
+ * 0, or -1 when the output cannot be written. */
+static int run_all(struct osm_json *j, const struct osm_run_opts *o, int cpu, const struct run_state *rs)
+{
+	int failed = 0;
+	char name[128];
+	for (int i = 0; i < o->n_instances; i++) {
+		const struct osm_instance *in = &o->instances[i];
+		osm_full_name(in->fam, in->bench, name, sizeof(name));
+		osm_json_record_begin(j, "progress");
+		osm_json_int(j, "index", i);
+		osm_json_int(j, "total", o->n_instances);
+		osm_json_str(j, "bench", name);
+		osm_emit_params(j, "params", in);
+		osm_json_str(j, "lebench_row", in->row ? in->row->name : NULL);
+		osm_json_record_end(j);
+		if (run_one(j, in, cpu, &o->budget, o->have_counters ? &o->counters : NULL, o, rs) == OSM_ERROR)
+			failed = 1;
+		if (ferror(j->f))
+			return -1;
+	}
+	return failed;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct osm_run_opts o;
@@ -329,64 +395,18 @@ static int cmd_run(int argc, char **argv)
 	osm_cleanup_install_signals(fileno(out));
 
 	int cpu = o.cpu >= 0 ? o.cpu : osm_least_busy_cpu(50);
-	struct run_state rs = {1, osm_clock_kernel_tsc_stable()};
-	char pin_why[256];
-	const char *pw = NULL;
-	if (osm_pin_self(cpu)) {
-		rs.pinned = 0;
-		snprintf(pin_why, sizeof(pin_why), "cannot pin to CPU %d: %s", cpu, strerror(errno));
-		pw = pin_why;
-		osm_warn("%s; every result is flagged not-pinned", pin_why);
-	}
-	char fifo_why[256], mlock_why[256];
-	const char *fw = NULL, *mw = NULL;
-	if (o.fifo && osm_set_fifo(o.fifo, fifo_why, sizeof(fifo_why))) {
-		fw = fifo_why;
-		osm_warn("SCHED_FIFO not applied: %s; running under the normal scheduler", fifo_why);
-	}
-	if (o.mlock && osm_lock_memory(mlock_why, sizeof(mlock_why))) {
-		mw = mlock_why;
-		osm_warn("memory not locked: %s", mlock_why);
-	}
-
+	struct run_state rs;
 	struct osm_json j;
 	osm_json_init(&j, out);
-	emit_meta(&j, &o, cpu, o.cpu >= 0, fw, mw, &rs, pw);
-	int failed = 0;
-	char name[128];
-	for (int i = 0; i < o.n_instances; i++) {
-		const struct osm_instance *in = &o.instances[i];
-		osm_full_name(in->fam, in->bench, name, sizeof(name));
-		osm_json_record_begin(&j, "progress");
-		osm_json_int(&j, "index", i);
-		osm_json_int(&j, "total", o.n_instances);
-		osm_json_str(&j, "bench", name);
-		osm_emit_params(&j, "params", in);
-		osm_json_str(&j, "lebench_row", in->row ? in->row->name : NULL);
-		osm_json_record_end(&j);
-		if (run_one(&j, in, cpu, &o.budget, o.have_counters ? &o.counters : NULL, &o, &rs) == OSM_ERROR)
-			failed = 1;
-		if (ferror(out)) {
-			osm_err("cannot write the output: %s", strerror(errno));
-			osm_cleanup_run_all();
-			osm_cli_free_run(&o);
-			return EXIT_CANNOT_RUN;
-		}
+	start_run(&j, &o, cpu, &rs);
+	int failed = run_all(&j, &o, cpu, &rs);
+	if (failed < 0) {
+		osm_err("cannot write the output: %s", strerror(errno));
+		osm_cleanup_run_all();
+		osm_cli_free_run(&o);
+		return EXIT_CANNOT_RUN;
 	}
-	int counts[3];
-	char ts[32];
-	osm_cleanup_get_counts(counts);
-	osm_utc_now(ts);
-	osm_json_record_begin(&j, "end");
-	osm_json_str(&j, "status", "complete");
-	osm_json_null(&j, "signal");
-	osm_json_str(&j, "end_time", ts);
-	osm_json_obj_begin(&j, "counts");
-	osm_json_int(&j, "ok", counts[OSM_OK]);
-	osm_json_int(&j, "skip", counts[OSM_SKIP]);
-	osm_json_int(&j, "error", counts[OSM_ERROR]);
-	osm_json_obj_end(&j);
-	osm_json_record_end(&j);
+	emit_end(&j);
 	osm_cleanup_run_all();
 	osm_cli_free_run(&o);
 	int werr = ferror(out) || (out != stdout && fclose(out));
@@ -395,6 +415,22 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_CANNOT_RUN;
 	}
 	return failed ? EXIT_BENCH_FAILED : EXIT_OK;
+}
+
+/* Every argument must be UTF-8: names, values and paths are echoed in JSON
+ * strings, and a byte that is not UTF-8 could only be replaced there
+ * (docs/exit-codes.md). */
+static int check_utf8(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		long bad = osm_utf8_check(argv[i]);
+		if (bad >= 0) {
+			osm_err("argument %d is not valid UTF-8 (byte 0x%02x at offset %ld); osmeter-probe takes "
+				"UTF-8 arguments only", i, (unsigned char)argv[i][bad], bad);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -408,6 +444,8 @@ int main(int argc, char **argv)
 		osm_cli_usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (check_utf8(argc, argv))
+		return EXIT_USAGE;
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 2, argv + 2);

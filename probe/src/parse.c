@@ -9,6 +9,22 @@
 #include <string.h>
 #include <strings.h>
 
+const char *osm_shorten(const char *s, char *buf, size_t len)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!s)
+		s = "";
+	if (n <= OSM_SHOW_MAX) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	size_t cut = OSM_SHOW_MAX - 16;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--; /* not inside a UTF-8 sequence */
+	snprintf(buf, len, "%.*s... (%zu bytes)", (int)cut, s, n);
+	return buf;
+}
+
 static int parse_i64(const char *s, int64_t *out, const char **end)
 {
 	if (!s || !*s || isspace((unsigned char)*s))
@@ -27,9 +43,10 @@ int osm_parse_int(const char *s, int64_t min, int64_t max, int64_t *out, char *e
 {
 	int64_t v;
 	const char *end;
+	char sh[OSM_SHOW_LEN];
 	if (parse_i64(s, &v, &end) || *end) {
 		snprintf(err, errlen, "'%s' is not an integer; allowed: %lld..%lld",
-			 s ? s : "", (long long)min, (long long)max);
+			 osm_shorten(s, sh, sizeof(sh)), (long long)min, (long long)max);
 		return -1;
 	}
 	if (v < min || v > max) {
@@ -51,14 +68,14 @@ static const struct {
 
 int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
 {
-	char lo[32], hi[32];
+	char lo[32], hi[32], sh[OSM_SHOW_LEN];
 	osm_format_size(min, lo, sizeof(lo));
 	osm_format_size(max, hi, sizeof(hi));
 	int64_t v;
 	const char *end;
 	if (parse_i64(s, &v, &end)) {
 		snprintf(err, errlen, "'%s' is not a size; allowed: %s..%s (suffixes k, KiB, M, MiB, G, GiB)",
-			 s ? s : "", lo, hi);
+			 osm_shorten(s, sh, sizeof(sh)), lo, hi);
 		return -1;
 	}
 	int shift = -1;
@@ -66,17 +83,17 @@ int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *
 		if (!strcasecmp(end, size_suffixes[i].suffix))
 			shift = size_suffixes[i].shift;
 	if (shift < 0) {
-		snprintf(err, errlen, "'%s' has an unknown size suffix '%s'; allowed: k, KiB, M, MiB, G, GiB",
-			 s, end);
+		snprintf(err, errlen, "'%s' has an unknown size suffix; allowed: k, KiB, M, MiB, G, GiB",
+			 osm_shorten(s, sh, sizeof(sh)));
 		return -1;
 	}
 	if (v < 0 || (shift && v > (INT64_MAX >> shift))) {
-		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", s, lo, hi);
+		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", osm_shorten(s, sh, sizeof(sh)), lo, hi);
 		return -1;
 	}
 	v <<= shift;
 	if (v < min || v > max) {
-		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", s, lo, hi);
+		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", osm_shorten(s, sh, sizeof(sh)), lo, hi);
 		return -1;
 	}
 	*out = v;
@@ -85,19 +102,19 @@ int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *
 
 int osm_parse_double(const char *s, double min, double max, double *out, char *err, size_t errlen)
 {
-	char *e;
+	char *e, sh[OSM_SHOW_LEN];
 	if (!s || !*s || isspace((unsigned char)*s)) {
-		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", s ? s : "", min, max);
+		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", osm_shorten(s, sh, sizeof(sh)), min, max);
 		return -1;
 	}
 	errno = 0;
 	double v = strtod(s, &e);
 	if (e == s || *e || errno == ERANGE || !isfinite(v)) {
-		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", s, min, max);
+		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", osm_shorten(s, sh, sizeof(sh)), min, max);
 		return -1;
 	}
 	if (v < min || v > max) {
-		snprintf(err, errlen, "%s is out of range; allowed: %g..%g", s, min, max);
+		snprintf(err, errlen, "%s is out of range; allowed: %g..%g", osm_shorten(s, sh, sizeof(sh)), min, max);
 		return -1;
 	}
 	*out = v;

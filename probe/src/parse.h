@@ -13,6 +13,13 @@ int osm_parse_int(const char *s, int64_t min, int64_t max, int64_t *out, char *e
 int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen);
 /* Finite decimal number (seconds, ratios) in [min, max]. */
 int osm_parse_double(const char *s, double min, double max, double *out, char *err, size_t errlen);
+/* User input shown in a message: s itself when it has at most OSM_SHOW_MAX
+ * bytes, else its start, "..." and its length, so a long argument cannot push
+ * the rest of the message (the allowed values) out of a fixed buffer. buf
+ * should have OSM_SHOW_LEN bytes; returns buf. */
+#define OSM_SHOW_MAX 64
+#define OSM_SHOW_LEN 96
+const char *osm_shorten(const char *s, char *buf, size_t len);
 /* Human form of a size: "4 KiB", "40000 KiB", "512 MiB", "123 B". */
 void osm_format_size(int64_t bytes, char *buf, size_t len);
 

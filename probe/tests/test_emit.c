@@ -68,6 +68,21 @@ static const struct {
 	{"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "above U+10FFFF"},
 	{"x\xe6\x97", "\"x\\ufffd\\ufffd\"", "truncated sequence at the end"},
 	{"\xe6\x97" "a", "\"\\ufffd\\ufffda\"", "truncated sequence before ASCII"},
+	/* What a line-splitting reader takes for a line end is escaped. */
+	{"a\xc2\x85" "b", "\"a\\u0085b\"", "NEL U+0085 escaped"},
+	{"\xc2\x80\xc2\x9f", "\"\\u0080\\u009f\"", "C1 controls escaped"},
+	{"a\xe2\x80\xa8" "b", "\"a\\u2028b\"", "LINE SEPARATOR U+2028 escaped"},
+	{"a\xe2\x80\xa9" "b", "\"a\\u2029b\"", "PARAGRAPH SEPARATOR U+2029 escaped"},
+	{"\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa", "\"\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa\"",
+	 "neighbours U+00A0, U+2027, U+202A pass through"},
+};
+
+static const struct {
+	const char *in;
+	long want;
+} utf8_cases[] = {
+	{"", -1}, {"plain", -1}, {"h\xc3\xa9llo", -1}, {"\xf0\x9f\x98\x80", -1}, {"a\xff", 1},
+	{"ab\xc0\xaf", 2}, {"x\xed\xa0\x80", 1}, {"\xe6\x97", 0}, {"\xe2\x80\xa8", -1},
 };
 
 static const double round_trip[] = {
@@ -136,6 +151,8 @@ int main(void)
 		is_str(got, str_cases[i].want, "escape: %s", str_cases[i].what);
 		free(got);
 	}
+	for (size_t i = 0; i < N(utf8_cases); i++)
+		is_int(osm_utf8_check(utf8_cases[i].in), utf8_cases[i].want, "osm_utf8_check case %zu", i);
 	/* Every control character is escaped. */
 	{
 		int all = 1;

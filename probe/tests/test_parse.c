@@ -221,5 +221,30 @@ int main(void)
 		int rc = osm_parse_size(nospace, 0, INT64_MAX, &v, err, sizeof(err));
 		ok(rc == 0 && v == fmt_cases[i].bytes, "osm_parse_size('%s') round-trips", nospace);
 	}
+
+	/* A long value is shown shortened, so the allowed range still fits a
+	 * 300-byte message and the length is named. */
+	{
+		char big[2001], err[300], sh[OSM_SHOW_LEN];
+		memset(big, '7', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		int64_t v;
+		double d;
+		osm_parse_int(big, 0, 7, &v, err, sizeof(err));
+		ok(strstr(err, "allowed: 0..7") && strstr(err, "(2000 bytes)"), "long int: %s", err);
+		osm_parse_size(big, 0, 1024, &v, err, sizeof(err));
+		ok(strstr(err, "allowed: 0 B..1 KiB") && strstr(err, "(2000 bytes)"), "long size: %s", err);
+		big[0] = 'x';
+		osm_parse_double(big, 0, 1, &d, err, sizeof(err));
+		ok(strstr(err, "allowed: 0..1") && strstr(err, "(2000 bytes)"), "long double: %s", err);
+		is_str(osm_shorten("short", sh, sizeof(sh)), "short", "osm_shorten keeps a short value");
+		is_str(osm_shorten(NULL, sh, sizeof(sh)), "", "osm_shorten(NULL)");
+		/* never cut inside a UTF-8 sequence: 47 ASCII bytes, then U+00E9 */
+		char u[100];
+		memset(u, 'a', 47);
+		strcpy(u + 47, "\xc3\xa9" "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+		osm_shorten(u, sh, sizeof(sh));
+		ok(strstr(sh, "aaa...") != NULL && strstr(sh, "(81 bytes)") != NULL, "cut before U+00E9: %s", sh);
+	}
 	return done_testing();
 }

@@ -3,6 +3,7 @@ of a quick-suite run has exactly the documented keys and types, in the
 documented order (docs/schema.md)."""
 import json
 import math
+import subprocess
 
 import pytest
 
@@ -125,3 +126,31 @@ def test_counters_records_have_the_documented_keys(probe):
                 assert 0 < c["running"] <= 1
             else:
                 assert c["value"] is None and c["total"] is None and c["reason"]
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["result", "error"])
+def test_line_separators_in_strings_are_escaped(probe, tmp_path, exists):
+    """U+2028, U+2029 and NEL (U+0085) in a string (here a path, echoed in
+    params and in an error message) are written as \\u escapes: a reader that
+    splits lines on them (Python's str.splitlines) still sees one record per
+    line (docs/schema.md)."""
+    path = tmp_path / "a\u2028b\u2029c\x85d"
+    if exists:
+        path.write_text("x")
+    p = subprocess.run([probe, "run", "syscall.stat", "--param", f"path={path}", "--max-time", "0.001",
+                        "--min-time", "0", "--min-samples", "1", "--max-samples", "1", "--quiet"],
+                       capture_output=True, timeout=60)
+    assert p.returncode in (0, 1), p.stderr
+    out = p.stdout
+    for raw in ("\u2028", "\u2029", "\x85"):
+        assert raw.encode() not in out
+    for esc in (b"\\u2028", b"\\u2029", b"\\u0085"):
+        assert esc in out
+    lines = out.decode().splitlines()
+    assert len(lines) == out.count(b"\n")
+    recs = [json.loads(x) for x in lines]
+    assert recs[-1]["type"] == "end"
+    stat = [r for r in recs if r["type"] in ("result", "error", "skip")]
+    assert len(stat) == 1 and stat[0]["params"]["path"] == str(path)
+    if not exists:
+        assert str(path) in stat[0].get("message", stat[0].get("reason", ""))
