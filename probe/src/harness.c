@@ -1,9 +1,7 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,47 +17,6 @@
 /* ... and at least this many clock steps, so the clock's granularity (about
  * 1 us for cntvct under qemu, 19-54 ns on ARM boards) is under 1 % too. */
 #define ONE_BY_ONE_STEPS 100.0
-
-int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
-	va_end(ap);
-	return st;
-}
-
-int osm_fail_errno(struct osm_ctx *ctx, const char *what)
-{
-	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(errno));
-}
-
-void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
-{
-	for (int i = 0; i < ctx->n_extra; i++) {
-		if (!strcmp(ctx->extra[i].key, key)) {
-			ctx->extra[i].value = value;
-			return;
-		}
-	}
-	if (ctx->n_extra < OSM_MAX_EXTRA) {
-		ctx->extra[ctx->n_extra].key = key;
-		ctx->extra[ctx->n_extra].value = value;
-		ctx->n_extra++;
-	}
-}
-
-void osm_count_begin(struct osm_ctx *ctx)
-{
-	if (ctx->counters && ctx->counting)
-		osm_counters_enable(ctx->counters);
-}
-
-void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
-{
-	if (ctx->counters && ctx->counting)
-		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
-}
 
 double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_time_s)
 {
