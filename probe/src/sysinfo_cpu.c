@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 /* Minimal decoding of the ARM MIDR fields (as lscpu does, much shorter). */

@@ -5,10 +5,8 @@
 #endif
 #include "sysinfo_int.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
