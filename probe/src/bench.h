@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum osm_status { OSM_OK = 0, OSM_SKIP = 1, OSM_ERROR = 2 };
+#include "status.h" /* enum osm_status: OSM_OK, OSM_SKIP, OSM_ERROR */
 
 enum osm_unit {
 	OSM_UNIT_NS,          /* nanoseconds per operation */
@@ -134,7 +134,7 @@ struct osm_family {
 	size_t n;
 };
 
-/* Helpers for benchmarks. */
+/* Helpers for benchmarks (bench.c). */
 int64_t osm_param_int(const struct osm_ctx *ctx, const char *name);
 const char *osm_param_str(const struct osm_ctx *ctx, const char *name);
 int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)

@@ -611,23 +611,3 @@ void osm_catalog_list_text(FILE *f, int all)
 		}
 	}
 }
-
-int64_t osm_param_int(const struct osm_ctx *ctx, const char *name)
-{
-	const struct osm_bench *b = ctx->bench;
-	for (int i = 0; i < osm_nparams(b); i++)
-		if (!strcmp(b->params[i].name, name))
-			return ctx->params[i].i;
-	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
-	abort();
-}
-
-const char *osm_param_str(const struct osm_ctx *ctx, const char *name)
-{
-	const struct osm_bench *b = ctx->bench;
-	for (int i = 0; i < osm_nparams(b); i++)
-		if (!strcmp(b->params[i].name, name))
-			return ctx->params[i].s;
-	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
-	abort();
-}

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "status.h"
 
 #define MAX_ACTIONS 64
 #define MAX_FILES 64

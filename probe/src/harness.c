@@ -1,9 +1,7 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,47 +17,6 @@
 /* ... and at least this many clock steps, so the clock's granularity (about
  * 1 us for cntvct under qemu, 19-54 ns on ARM boards) is under 1 % too. */
 #define ONE_BY_ONE_STEPS 100.0
-
-int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
-	va_end(ap);
-	return st;
-}
-
-int osm_fail_errno(struct osm_ctx *ctx, const char *what)
-{
-	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(errno));
-}
-
-void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
-{
-	for (int i = 0; i < ctx->n_extra; i++) {
-		if (!strcmp(ctx->extra[i].key, key)) {
-			ctx->extra[i].value = value;
-			return;
-		}
-	}
-	if (ctx->n_extra < OSM_MAX_EXTRA) {
-		ctx->extra[ctx->n_extra].key = key;
-		ctx->extra[ctx->n_extra].value = value;
-		ctx->n_extra++;
-	}
-}
-
-void osm_count_begin(struct osm_ctx *ctx)
-{
-	if (ctx->counters && ctx->counting)
-		osm_counters_enable(ctx->counters);
-}
-
-void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
-{
-	if (ctx->counters && ctx->counting)
-		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
-}
 
 double osm_target_batch_ns(double resolution_ns, double overhead_ns, double min_time_s)
 {
@@ -350,6 +307,62 @@ static double step_floor(const struct osm_ctx *ctx, const struct osm_measurement
 	return v * v * step_ns / (ctx->bytes_per_op * 1e9);
 }
 
+/* One sampled batch: time_batch() with the counters running around it
+ * (not around warm-up or calibration), outside its clock reads; an
+ * OSM_SELF_COUNTED benchmark brackets its timed part itself. */
+static double counted_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
+{
+	int whole = ctx->counters && !(ctx->bench->flags & OSM_SELF_COUNTED);
+	if (whole)
+		osm_counters_enable(ctx->counters);
+	ctx->counting = 1;
+	double t = time_batch(ctx, batch, st);
+	ctx->counting = 0;
+	if (whole)
+		osm_counters_disable(ctx->counters,
+				     t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+	return t;
+}
+
+/* The sampling phase: batches of m->batch operations until the stopping
+ * rule says stop (m->stop_reason) or something fails (the status). *rse
+ * is the rule's last RSE; *scratch is the caller's to free. */
+static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_measurement *m,
+		  double t_start, double **scratch, double *rse)
+{
+	uint64_t batch = m->batch;
+	size_t cap = 0;
+	size_t next_check = 2;
+	double t_sampling = now_s();
+	int st = OSM_OK;
+	for (;;) {
+		double t = counted_batch(ctx, batch, &st);
+		if (t < 0)
+			return st;
+		double v = to_unit(ctx, t / (double)batch);
+		if (!isfinite(v))
+			return osm_fail(ctx, OSM_ERROR, "measured a zero duration: the clock is too coarse for this benchmark");
+		if (push_value(m, &cap, v))
+			return osm_fail(ctx, OSM_ERROR, "out of memory for samples");
+		/* The robust RSE sorts, and its tau costs up to 259 n (see
+		 * osm_median_tau), so it is recomputed only when the sample count
+		 * has grown by 5 % (and at min_samples): the checks of a whole
+		 * instance sum to about 21 final-n's worth of work, O(n log n). */
+		if (m->n >= next_check || m->n == (size_t)b->min_samples) {
+			double *ns = realloc(*scratch, cap * sizeof(double));
+			if (!ns)
+				return osm_fail(ctx, OSM_ERROR, "out of memory for samples");
+			*scratch = ns;
+			*rse = osm_dependent_rse(m->values, m->n, *scratch, step_floor(ctx, m, batch), &m->tau);
+			next_check = m->n + m->n / 20 + 1;
+		}
+		double tn = now_s();
+		m->stop_reason = osm_stop_rule(b, (int64_t)m->n, *rse, tn - t_sampling, tn - t_start);
+		if (m->stop_reason)
+			return OSM_OK;
+	}
+}
+
 enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 			    struct osm_measurement *m)
 {
@@ -373,54 +386,10 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 	uint64_t batch = 1;
 	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns, &m->calibrated);
 	m->batch = batch;
-	size_t cap = 0;
 	double *scratch = NULL;
 	double rse = INFINITY;
-	size_t next_check = 2;
-	double t_sampling = now_s();
-	while (st == OSM_OK) {
-		/* Counters run around each sampled batch only (not warm-up or
-		 * calibration), outside the clock reads of time_batch(); an
-		 * OSM_SELF_COUNTED benchmark brackets its timed part itself. */
-		int whole = ctx->counters && !(bn->flags & OSM_SELF_COUNTED);
-		if (whole)
-			osm_counters_enable(ctx->counters);
-		ctx->counting = 1;
-		double t = time_batch(ctx, batch, &st);
-		ctx->counting = 0;
-		if (whole)
-			osm_counters_disable(ctx->counters,
-					     t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
-		if (t < 0)
-			break;
-		double v = to_unit(ctx, t / (double)batch);
-		if (!isfinite(v)) {
-			st = osm_fail(ctx, OSM_ERROR, "measured a zero duration: the clock is too coarse for this benchmark");
-			break;
-		}
-		if (push_value(m, &cap, v)) {
-			st = osm_fail(ctx, OSM_ERROR, "out of memory for samples");
-			break;
-		}
-		/* The robust RSE sorts, and its tau costs up to 259 n (see
-		 * osm_median_tau), so it is recomputed only when the sample count
-		 * has grown by 5 % (and at min_samples): the checks of a whole
-		 * instance sum to about 21 final-n's worth of work, O(n log n). */
-		if (m->n >= next_check || m->n == (size_t)b->min_samples) {
-			double *ns = realloc(scratch, cap * sizeof(double));
-			if (!ns) {
-				st = osm_fail(ctx, OSM_ERROR, "out of memory for samples");
-				break;
-			}
-			scratch = ns;
-			rse = osm_dependent_rse(m->values, m->n, scratch, step_floor(ctx, m, batch), &m->tau);
-			next_check = m->n + m->n / 20 + 1;
-		}
-		double tn = now_s();
-		m->stop_reason = osm_stop_rule(b, (int64_t)m->n, rse, tn - t_sampling, tn - t_start);
-		if (m->stop_reason)
-			break;
-	}
+	if (st == OSM_OK)
+		st = sample(ctx, b, m, t_start, &scratch, &rse);
 	/* The precision reached, from every sample (the loop recomputes it
 	 * only every 5 %). */
 	if (st == OSM_OK && m->n >= 2) {

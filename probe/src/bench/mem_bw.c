@@ -208,6 +208,64 @@ static void bw_free(struct bw_state *s)
 	free(s);
 }
 
+/* The size: `size`, or with 0 (auto) 4 x LLC in [64 MiB, 1 GiB], lowered to
+ * what fits; then checked against what the machine can spare. */
+static int bw_pick_size(struct osm_ctx *ctx, int two, int64_t llc, int64_t *size)
+{
+	if (*size == 0) {
+		*size = llc > 0 ? 4 * llc : 256 << 20;
+		*size = *size < MIN_AUTO ? MIN_AUTO : *size > MAX_AUTO ? MAX_AUTO : *size;
+		char why[256];
+		int64_t h = osm_mem_headroom(why, sizeof(why));
+		if (h > 0 && *size * (two ? 2 : 1) > h)
+			*size = (h / (two ? 2 : 1)) & ~(((int64_t)1 << 20) - 1);
+		if (*size < 4096)
+			return osm_mem_fit(ctx, "mem.bandwidth", 4096 * (two ? 2 : 1));
+	}
+	return osm_mem_fit(ctx, "mem.bandwidth", *size * (two ? 2 : 1)); /* 64-bit check first */
+}
+
+/* Maps the buffers, gives each of the s->n workers its share and starts
+ * and pins the threads. Frees s on failure. */
+static int bw_start(struct osm_ctx *ctx, struct bw_state *s, const int *cpus, size_t share, int two)
+{
+	size_t total = share * (size_t)s->n;
+	if (osm_region_map(&s->a, total, 0) || (two && osm_region_map(&s->b, total, 0))) {
+		int e = errno;
+		bw_free(s);
+		return osm_fail(ctx, OSM_ERROR, "mmap of %zu bytes: %s", total, strerror(e));
+	}
+	for (int i = 0; i < s->n; i++) {
+		struct bw_worker *w = &s->w[i];
+		w->s = s;
+		w->cpu = cpus[i];
+		w->src = s->a.p + (size_t)i * share;
+		w->dst = two ? s->b.p + (size_t)i * share : NULL;
+		w->len = share;
+		/* memcpy is called on the whole share, as bw_mem bcopy and mbw
+		 * call it: glibc switches to non-temporal stores above a size
+		 * threshold, which 1 MiB calls would never reach. */
+		w->op_len = share > BLOCK && s->op != OP_MEMCPY ? BLOCK : share;
+	}
+	for (int i = 1; i < s->n; i++) {
+		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
+		if (e) {
+			bw_free(s);
+			return osm_fail(ctx, OSM_ERROR, "pthread_create: %s", strerror(e));
+		}
+		s->w[i].started = 1;
+	}
+	round_all(s, CMD_INIT);
+	for (int i = 1; i < s->n; i++) {
+		if (s->w[i].err) {
+			int e = s->w[i].err, c = s->w[i].cpu;
+			bw_free(s);
+			return osm_fail(ctx, OSM_ERROR, "cannot pin a thread to CPU %d: %s", c, strerror(e));
+		}
+	}
+	return OSM_OK;
+}
+
 int osm_mem_bw_setup(struct osm_ctx *ctx)
 {
 	int op = (int)osm_param_int(ctx, "op");
@@ -228,18 +286,7 @@ int osm_mem_bw_setup(struct osm_ctx *ctx)
 				cpus[ncpu++] = allowed[i];
 	}
 
-	if (size == 0) {
-		/* Auto: 4 x LLC in [64 MiB, 1 GiB], lowered to what fits. */
-		size = llc > 0 ? 4 * llc : 256 << 20;
-		size = size < MIN_AUTO ? MIN_AUTO : size > MAX_AUTO ? MAX_AUTO : size;
-		char why[256];
-		int64_t h = osm_mem_headroom(why, sizeof(why));
-		if (h > 0 && size * (two ? 2 : 1) > h)
-			size = (h / (two ? 2 : 1)) & ~(((int64_t)1 << 20) - 1);
-		if (size < 4096)
-			return osm_mem_fit(ctx, "mem.bandwidth", 4096 * (two ? 2 : 1));
-	}
-	int st = osm_mem_fit(ctx, "mem.bandwidth", size * (two ? 2 : 1)); /* 64-bit check first */
+	int st = bw_pick_size(ctx, two, llc, &size);
 	if (st != OSM_OK)
 		return st;
 	/* Each share: whole blocks when larger than a block, else whole loop steps. */
@@ -256,39 +303,8 @@ int osm_mem_bw_setup(struct osm_ctx *ctx)
 	s->n = ncpu;
 	atomic_init(&s->gen, 0);
 	atomic_init(&s->done, 0);
-	if (osm_region_map(&s->a, total, 0) || (two && osm_region_map(&s->b, total, 0))) {
-		int e = errno;
-		bw_free(s);
-		return osm_fail(ctx, OSM_ERROR, "mmap of %zu bytes: %s", total, strerror(e));
-	}
-	for (int i = 0; i < ncpu; i++) {
-		struct bw_worker *w = &s->w[i];
-		w->s = s;
-		w->cpu = cpus[i];
-		w->src = s->a.p + (size_t)i * share;
-		w->dst = two ? s->b.p + (size_t)i * share : NULL;
-		w->len = share;
-		/* memcpy is called on the whole share, as bw_mem bcopy and mbw
-		 * call it: glibc switches to non-temporal stores above a size
-		 * threshold, which 1 MiB calls would never reach. */
-		w->op_len = share > BLOCK && op != OP_MEMCPY ? BLOCK : share;
-	}
-	for (int i = 1; i < ncpu; i++) {
-		int e = pthread_create(&s->w[i].th, NULL, worker_main, &s->w[i]);
-		if (e) {
-			bw_free(s);
-			return osm_fail(ctx, OSM_ERROR, "pthread_create: %s", strerror(e));
-		}
-		s->w[i].started = 1;
-	}
-	round_all(s, CMD_INIT);
-	for (int i = 1; i < ncpu; i++) {
-		if (s->w[i].err) {
-			int e = s->w[i].err, c = s->w[i].cpu;
-			bw_free(s);
-			return osm_fail(ctx, OSM_ERROR, "cannot pin a thread to CPU %d: %s", c, strerror(e));
-		}
-	}
+	if ((st = bw_start(ctx, s, cpus, share, two)) != OSM_OK)
+		return st;
 	ctx->priv = s;
 	ctx->bytes_per_op = (double)(s->w[0].op_len * (size_t)ncpu);
 	osm_add_extra(ctx, "size_bytes", (double)total);

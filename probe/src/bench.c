@@ -1,0 +1,75 @@
+/* bench.c - the helpers bench.h offers benchmarks. They live with the
+ * contract, below the harness and the catalogue, so a benchmark depends on
+ * nothing above bench.h (docs/probe-layout.md). */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+
+/* The value of a parameter the benchmark declared; asking for one it did
+ * not declare is a bug in the benchmark, caught at its first run. */
+int64_t osm_param_int(const struct osm_ctx *ctx, const char *name)
+{
+	const struct osm_bench *b = ctx->bench;
+	for (int i = 0; b->params && b->params[i].name; i++)
+		if (!strcmp(b->params[i].name, name))
+			return ctx->params[i].i;
+	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
+	abort();
+}
+
+const char *osm_param_str(const struct osm_ctx *ctx, const char *name)
+{
+	const struct osm_bench *b = ctx->bench;
+	for (int i = 0; b->params && b->params[i].name; i++)
+		if (!strcmp(b->params[i].name, name))
+			return ctx->params[i].s;
+	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
+	abort();
+}
+
+int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+int osm_fail_errno(struct osm_ctx *ctx, const char *what)
+{
+	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(errno));
+}
+
+void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
+{
+	for (int i = 0; i < ctx->n_extra; i++) {
+		if (!strcmp(ctx->extra[i].key, key)) {
+			ctx->extra[i].value = value;
+			return;
+		}
+	}
+	if (ctx->n_extra < OSM_MAX_EXTRA) {
+		ctx->extra[ctx->n_extra].key = key;
+		ctx->extra[ctx->n_extra].value = value;
+		ctx->n_extra++;
+	}
+}
+
+void osm_count_begin(struct osm_ctx *ctx)
+{
+	if (ctx->counters && ctx->counting)
+		osm_counters_enable(ctx->counters);
+}
+
+void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
+{
+	if (ctx->counters && ctx->counting)
+		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+}

@@ -1,0 +1,227 @@
+/* sysinfo_kernel.c - identity, kernel and kernel-settings fields of the
+ * machine description, and the probe's own build. See sysinfo_int.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* cpu_set_t, fmemopen, strnlen; CMake defines it too */
+#endif
+#include "sysinfo_int.h"
+
+#include <string.h>
+#include <sys/utsname.h>
+
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
+
+#include "build_info.h"
+
+/* ------------------------------------------------------------------------ */
+/* Field writers: identity and kernel                                       */
+
+void si_w_hostname(struct osm_json *j, const char *key)
+{
+	struct utsname u;
+	if (uname(&u) == 0) {
+		si_sanitize_utf8(u.nodename);
+		osm_json_str(j, key, u.nodename);
+	} else {
+		osm_json_null(j, key);
+	}
+}
+
+void si_w_os(struct osm_json *j, const char *key)
+{
+	static const char *const files[] = {"/etc/os-release", "/usr/lib/os-release"};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		FILE *f = fopen(files[i], "re");
+		if (!f)
+			continue;
+		char line[SMALL * 2];
+		bool cut;
+		while (si_read_line(f, line, sizeof(line), &cut)) {
+			if (strncmp(line, "PRETTY_NAME=", 12) != 0)
+				continue;
+			char *v = line + 12;
+			size_t n = strlen(v);
+			if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+				v[n - 1] = '\0';
+				v++;
+			}
+			si_sanitize_utf8(v);
+			fclose(f);
+			osm_json_str(j, key, v);
+			return;
+		}
+		fclose(f);
+	}
+	osm_json_null(j, key);
+}
+
+enum uts_part { UTS_RELEASE, UTS_VERSION, UTS_MACHINE };
+
+static void w_uts(struct osm_json *j, const char *key, enum uts_part part)
+{
+	struct utsname u;
+	if (uname(&u) != 0) {
+		osm_json_null(j, key);
+		return;
+	}
+	char *s = part == UTS_RELEASE ? u.release : part == UTS_VERSION ? u.version : u.machine;
+	si_sanitize_utf8(s);
+	osm_json_str(j, key, s);
+}
+
+void si_w_kernel_release(struct osm_json *j, const char *key) { w_uts(j, key, UTS_RELEASE); }
+void si_w_kernel_version(struct osm_json *j, const char *key) { w_uts(j, key, UTS_VERSION); }
+void si_w_arch(struct osm_json *j, const char *key) { w_uts(j, key, UTS_MACHINE); }
+
+void si_w_kernel_cmdline(struct osm_json *j, const char *key)
+{
+	si_json_file_str(j, key, "/proc/cmdline");
+}
+
+/* The preemption model and where it was learnt.
+ * 1. debugfs sched/preempt (root, debugfs mounted, PREEMPT_DYNAMIC only):
+ *    "none voluntary (full) lazy", the active one in parentheses. Exact.
+ * 2. uname -v carries the build flag (init/Makefile): PREEMPT_RT, then
+ *    PREEMPT_DYNAMIC, then PREEMPT (full, or lazy on 6.13+ kernels built
+ *    with PREEMPT_LAZY); no flag means none or voluntary, which uname cannot
+ *    tell apart.
+ * 3. With PREEMPT_DYNAMIC the boot default can be overridden by preempt= on
+ *    the kernel command line; that is used when present. */
+static bool cmdline_param(const char *name, char *out, size_t len)
+{
+	char buf[MEDIUM];
+	if (!si_read_file_trim("/proc/cmdline", buf, sizeof(buf)))
+		return false;
+	size_t k = strlen(name);
+	char *save = NULL;
+	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (strcmp(w, "--") == 0)
+			break; /* the rest goes to init */
+		if (strncmp(w, name, k) == 0 && w[k] == '=') {
+			si_copy_str(out, len, w + k + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool uname_has_word(const char *word)
+{
+	struct utsname u;
+	if (uname(&u) != 0)
+		return false;
+	char *save = NULL;
+	for (char *w = strtok_r(u.version, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (strcmp(w, word) == 0)
+			return true;
+	return false;
+}
+
+static const char *preemption(char *out, size_t len)
+{
+	if (si_read_marked_choice("/sys/kernel/debug/sched/preempt", '(', ')', out, len))
+		return "debugfs";
+	struct utsname u;
+	if (uname(&u) != 0)
+		return NULL;
+	if (uname_has_word("PREEMPT_RT")) {
+		si_copy_str(out, len, "rt");
+	} else if (uname_has_word("PREEMPT_DYNAMIC")) {
+		if (cmdline_param("preempt", out, len) && out[0])
+			return "cmdline";
+		si_copy_str(out, len, "dynamic");
+	} else if (uname_has_word("PREEMPT")) {
+		si_copy_str(out, len, "full");
+	} else {
+		si_copy_str(out, len, "none_or_voluntary");
+	}
+	return "uname";
+}
+
+void si_w_preemption(struct osm_json *j, const char *key)
+{
+	char buf[SMALL];
+	osm_json_str(j, key, preemption(buf, sizeof(buf)) ? buf : NULL);
+}
+
+void si_w_preemption_source(struct osm_json *j, const char *key)
+{
+	char buf[SMALL];
+	osm_json_str(j, key, preemption(buf, sizeof(buf)));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel settings                                                          */
+
+void si_w_mitigations(struct osm_json *j, const char *key)
+{
+	static const char dir[] = "/sys/devices/system/cpu/vulnerabilities";
+	struct si_names d;
+	if (!si_list_dir(dir, &d, NULL) || d.n == 0) {
+		osm_json_null(j, key);
+		return;
+	}
+	osm_json_obj_begin(j, key);
+	for (size_t i = 0; i < d.n; i++) {
+		char path[PATH_LEN];
+		if (si_pathf(path, sizeof(path), "%s/%s", dir, d.name[i]))
+			si_json_file_str(j, d.name[i], path);
+	}
+	osm_json_obj_end(j);
+}
+
+void si_w_clocksource(struct osm_json *j, const char *key)
+{
+	si_json_file_str(j, key, "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+}
+
+/* Trap: the file ends with a blank ("tsc kvm-clock \n"). */
+void si_w_available_clocksources(struct osm_json *j, const char *key)
+{
+	char buf[MEDIUM];
+	if (si_read_file_trim("/sys/devices/system/clocksource/clocksource0/available_clocksource",
+			   buf, sizeof(buf)))
+		si_json_words(j, key, buf, false);
+	else
+		osm_json_null(j, key);
+}
+
+void si_w_perf_event_paranoid(struct osm_json *j, const char *key)
+{
+	si_json_file_int(j, key, "/proc/sys/kernel/perf_event_paranoid");
+}
+
+void si_w_aslr(struct osm_json *j, const char *key)
+{
+	si_json_file_int(j, key, "/proc/sys/kernel/randomize_va_space");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The probe itself                                                         */
+
+void si_w_libc(struct osm_json *j, const char *key)
+{
+#if defined(__GLIBC__)
+	char buf[SMALL];
+	snprintf(buf, sizeof(buf), "glibc %s", gnu_get_libc_version());
+	osm_json_str(j, key, buf);
+#else
+	/* musl deliberately has no version macro or function. */
+	osm_json_null(j, key);
+#endif
+}
+
+void si_w_build_compiler(struct osm_json *j, const char *key) { osm_json_str(j, key, OSM_BUILD_COMPILER); }
+void si_w_build_flags(struct osm_json *j, const char *key) { osm_json_str(j, key, OSM_BUILD_FLAGS); }
+void si_w_build_type(struct osm_json *j, const char *key) { osm_json_str(j, key, OSM_BUILD_TYPE); }
+void si_w_build_arch(struct osm_json *j, const char *key) { osm_json_str(j, key, OSM_BUILD_ARCH); }
+
+void si_w_build_static(struct osm_json *j, const char *key)
+{
+#if defined(OSM_BUILD_STATIC)
+	osm_json_bool(j, key, OSM_BUILD_STATIC);
+#else
+	osm_json_null(j, key);
+#endif
+}
