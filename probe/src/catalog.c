@@ -1,5 +1,6 @@
 /* catalog.c - see catalog.h. Adding a family = one line in families[]. */
 #include "catalog.h"
+#include "catalog_int.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -27,14 +28,14 @@ const struct osm_family *const osm_families[] = {
 const size_t osm_n_families = ARRAY_SIZE(osm_families);
 
 const char *const osm_suite_names[] = {"quick", "standard", "full", "lebench", NULL};
-static const unsigned suite_bits[] = {OSM_SUITE_QUICK, OSM_SUITE_STANDARD, OSM_SUITE_FULL,
+const unsigned osm_cat_suite_bits[] = {OSM_SUITE_QUICK, OSM_SUITE_STANDARD, OSM_SUITE_FULL,
 				      OSM_SUITE_LEBENCH};
 
 unsigned osm_suite_bit(const char *name)
 {
 	for (int i = 0; osm_suite_names[i]; i++)
 		if (!strcmp(name, osm_suite_names[i]))
-			return suite_bits[i];
+			return osm_cat_suite_bits[i];
 	return 0;
 }
 
@@ -82,7 +83,7 @@ int osm_nparams(const struct osm_bench *b)
 	return n;
 }
 
-static const char *ptype_name(enum osm_ptype t)
+const char *osm_cat_ptype_name(enum osm_ptype t)
 {
 	switch (t) {
 	case OSM_P_INT: return "int";
@@ -104,7 +105,7 @@ void osm_instance_init(struct osm_instance *in, const struct osm_family *f, cons
 	}
 }
 
-static void list_choices(const struct osm_param *p, char *buf, size_t len)
+void osm_cat_list_choices(const struct osm_param *p, char *buf, size_t len)
 {
 	size_t off = 0;
 	buf[0] = 0;
@@ -158,7 +159,7 @@ int osm_instance_set(struct osm_instance *in, const char *key, const char *value
 			}
 			{
 				char ch[256];
-				list_choices(p, ch, sizeof(ch));
+				osm_cat_list_choices(p, ch, sizeof(ch));
 				snprintf(why, sizeof(why), "'%s' is not allowed; allowed: %s", value, ch);
 			}
 			goto bad;
@@ -298,7 +299,7 @@ static int lebench_suite(struct osm_instance **out)
 }
 
 /* Whether some available LEBench row uses benchmark b. */
-static int in_lebench(const struct osm_bench *b)
+int osm_cat_in_lebench(const struct osm_bench *b)
 {
 	struct osm_instance in;
 	char err[512];
@@ -422,7 +423,7 @@ int osm_catalog_check(char *err, size_t len)
 	return 0;
 }
 
-static void emit_param_value(struct osm_json *j, const char *key, const struct osm_param *p,
+void osm_cat_emit_param_value(struct osm_json *j, const char *key, const struct osm_param *p,
 			     const struct osm_pval *v)
 {
 	switch (p->type) {
@@ -443,171 +444,7 @@ void osm_emit_params(struct osm_json *j, const char *key, const struct osm_insta
 {
 	osm_json_obj_begin(j, key);
 	for (int i = 0; i < osm_nparams(in->bench); i++)
-		emit_param_value(j, in->bench->params[i].name, &in->bench->params[i], &in->params[i]);
+		osm_cat_emit_param_value(j, in->bench->params[i].name, &in->bench->params[i], &in->params[i]);
 	osm_json_obj_end(j);
 }
 
-static void emit_suites(struct osm_json *j, const struct osm_bench *b)
-{
-	unsigned s = b->suites | (in_lebench(b) ? OSM_SUITE_LEBENCH : 0);
-	osm_json_arr_begin(j, "suites");
-	for (int i = 0; osm_suite_names[i]; i++)
-		if (s & suite_bits[i])
-			osm_json_str(j, NULL, osm_suite_names[i]);
-	osm_json_arr_end(j);
-}
-
-/* `list --json`: the LEBench table ("lebench_rows", docs/schema.md). */
-static void emit_lebench_rows(struct osm_json *j)
-{
-	osm_json_arr_begin(j, "lebench_rows");
-	for (size_t i = 0; i < osm_n_lebench_rows; i++) {
-		const struct osm_lebench_row *r = &osm_lebench_rows[i];
-		struct osm_instance in;
-		char why[512];
-		int st = osm_lebench_instance(r, &in, why, sizeof(why));
-		osm_json_obj_begin(j, NULL);
-		osm_json_str(j, "name", r->name);
-		osm_json_str(j, "bench", r->bench);
-		osm_json_str(j, "given_params", r->params ? r->params : "");
-		if (st == 0)
-			osm_emit_params(j, "params", &in);
-		else
-			osm_json_null(j, "params");
-		osm_json_bool(j, "available", st == 0);
-		osm_json_str(j, "pending", st == 0 ? NULL : why);
-		osm_json_str(j, "region", r->region);
-		osm_json_str(j, "note", r->note);
-		osm_json_int(j, "exact_batch", (int64_t)r->exact_batch);
-		osm_json_int(j, "lebench_iterations", r->lebench_iter);
-		osm_json_obj_end(j);
-	}
-	osm_json_arr_end(j);
-}
-
-void osm_catalog_list_json(FILE *f, int all)
-{
-	struct osm_json j;
-	char name[128];
-	osm_json_init(&j, f);
-	osm_json_doc_begin(&j);
-	osm_json_int(&j, "schema", OSM_SCHEMA_VERSION);
-	osm_json_str(&j, "probe_version", OSM_VERSION);
-	osm_json_arr_begin(&j, "suites");
-	for (int i = 0; osm_suite_names[i]; i++)
-		osm_json_str(&j, NULL, osm_suite_names[i]);
-	osm_json_arr_end(&j);
-	/* Clocks this build knows; whether the counter is usable on this CPU is
-	 * decided when `run --clock` initialises it. */
-	osm_json_arr_begin(&j, "clocks");
-	{
-		char names[64], *save = NULL;
-		snprintf(names, sizeof(names), "%s", osm_clock_names());
-		for (char *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save))
-			osm_json_str(&j, NULL, t);
-	}
-	osm_json_arr_end(&j);
-	osm_json_arr_begin(&j, "benchmarks");
-	for (size_t i = 0; i < osm_n_families; i++) {
-		const struct osm_family *fam = osm_families[i];
-		for (size_t k = 0; k < fam->n; k++) {
-			const struct osm_bench *b = &fam->benches[k];
-			if ((b->flags & OSM_HIDDEN) && !all)
-				continue;
-			osm_full_name(fam, b, name, sizeof(name));
-			osm_json_obj_begin(&j, NULL);
-			osm_json_str(&j, "name", name);
-			osm_json_str(&j, "family", fam->name);
-			osm_json_str(&j, "description", b->desc);
-			osm_json_str(&j, "unit", osm_unit_name(b->unit));
-			osm_json_arr_begin(&j, "requires");
-			if (b->flags & OSM_NEEDS_ROOT)
-				osm_json_str(&j, NULL, "root");
-			if (b->flags & OSM_NEEDS_PEER)
-				osm_json_str(&j, NULL, "peer");
-			if (b->flags & OSM_NEEDS_FREE_CPU)
-				osm_json_str(&j, NULL, "free_cpu");
-			osm_json_arr_end(&j);
-			emit_suites(&j, b);
-			osm_json_bool(&j, "hidden", (b->flags & OSM_HIDDEN) != 0);
-			osm_json_arr_begin(&j, "sweep");
-			if (b->sweep) {
-				struct osm_instance *s;
-				int m = osm_sweep_instances(fam, b, &s);
-				for (int q = 0; q < m; q++)
-					osm_emit_params(&j, NULL, &s[q]);
-				if (m > 0)
-					free(s);
-			}
-			osm_json_arr_end(&j);
-			osm_json_arr_begin(&j, "params");
-			for (int p = 0; p < osm_nparams(b); p++) {
-				const struct osm_param *pp = &b->params[p];
-				struct osm_pval dv = {pp->def, pp->def_str ? pp->def_str : ""};
-				osm_json_obj_begin(&j, NULL);
-				osm_json_str(&j, "name", pp->name);
-				osm_json_str(&j, "type", ptype_name(pp->type));
-				emit_param_value(&j, "default", pp, &dv);
-				if (pp->type == OSM_P_INT || pp->type == OSM_P_SIZE) {
-					osm_json_int(&j, "min", pp->min);
-					osm_json_int(&j, "max", pp->max);
-				}
-				if (pp->type == OSM_P_ENUM) {
-					osm_json_arr_begin(&j, "choices");
-					for (int c = 0; pp->choices[c]; c++)
-						osm_json_str(&j, NULL, pp->choices[c]);
-					osm_json_arr_end(&j);
-				}
-				osm_json_str(&j, "help", pp->help);
-				osm_json_obj_end(&j);
-			}
-			osm_json_arr_end(&j);
-			osm_json_obj_end(&j);
-		}
-	}
-	osm_json_arr_end(&j);
-	emit_lebench_rows(&j);
-	osm_json_doc_end(&j);
-}
-
-void osm_catalog_list_text(FILE *f, int all)
-{
-	char name[128], lo[32], hi[32];
-	for (size_t i = 0; i < osm_n_families; i++) {
-		const struct osm_family *fam = osm_families[i];
-		fprintf(f, "%s: %s\n", fam->name, fam->desc);
-		for (size_t k = 0; k < fam->n; k++) {
-			const struct osm_bench *b = &fam->benches[k];
-			if ((b->flags & OSM_HIDDEN) && !all)
-				continue;
-			osm_full_name(fam, b, name, sizeof(name));
-			fprintf(f, "  %-24s %-12s %s\n", name, osm_unit_name(b->unit), b->desc);
-			for (int p = 0; p < osm_nparams(b); p++) {
-				const struct osm_param *pp = &b->params[p];
-				switch (pp->type) {
-				case OSM_P_INT:
-					fprintf(f, "      --param %s=N (%lld..%lld, default %lld): %s\n", pp->name,
-						(long long)pp->min, (long long)pp->max, (long long)pp->def, pp->help);
-					break;
-				case OSM_P_SIZE:
-					osm_format_size(pp->min, lo, sizeof(lo));
-					osm_format_size(pp->max, hi, sizeof(hi));
-					fprintf(f, "      --param %s=SIZE (%s..%s, default %lld): %s\n", pp->name, lo,
-						hi, (long long)pp->def, pp->help);
-					break;
-				case OSM_P_ENUM: {
-					char ch[256];
-					list_choices(pp, ch, sizeof(ch));
-					fprintf(f, "      --param %s={%s} (default %s): %s\n", pp->name, ch,
-						pp->choices[pp->def], pp->help);
-					break;
-				}
-				case OSM_P_STR:
-					fprintf(f, "      --param %s=STRING (default '%s'): %s\n", pp->name,
-						pp->def_str ? pp->def_str : "", pp->help);
-					break;
-				}
-			}
-		}
-	}
-}

@@ -15,6 +15,10 @@ SRC = REPO / "probe" / "src"
 DOC = REPO / "docs" / "probe-layout.md"
 
 
+# Modules split over several files named `<module>_<part>.c` (docs/probe-layout.md).
+SPLIT_MODULES = ("sysinfo", "catalog", "cli")
+
+
 def layer_table(doc: str) -> dict[str, int]:
     """module -> layer, from the rows `| N | `a`, `b` | what |` of the doc."""
     table: dict[str, int] = {}
@@ -32,8 +36,9 @@ def module_of(rel: str) -> str:
     if rel.startswith("bench/"):
         return "benchmarks"
     stem = rel.split("/")[-1].split(".")[0]
-    if stem.startswith("sysinfo"):
-        return "sysinfo"
+    for group in SPLIT_MODULES:
+        if stem == group or stem.startswith(group + "_"):
+            return group
     return stem
 
 
