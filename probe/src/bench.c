@@ -55,11 +55,16 @@ void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
 			return;
 		}
 	}
-	if (ctx->n_extra < OSM_MAX_EXTRA) {
-		ctx->extra[ctx->n_extra].key = key;
-		ctx->extra[ctx->n_extra].value = value;
-		ctx->n_extra++;
+	if (ctx->n_extra >= OSM_MAX_EXTRA) {
+		/* Never drop a figure silently: a benchmark with more extras than
+		 * OSM_MAX_EXTRA is a bug, caught at its first run. */
+		fprintf(stderr, "osmeter-probe: internal error: %s adds extra '%s' beyond the limit of %d\n",
+			ctx->bench ? ctx->bench->name : "?", key, OSM_MAX_EXTRA);
+		abort();
 	}
+	ctx->extra[ctx->n_extra].key = key;
+	ctx->extra[ctx->n_extra].value = value;
+	ctx->n_extra++;
 }
 
 void osm_count_begin(struct osm_ctx *ctx)

@@ -7,6 +7,10 @@
  * that report a scripted duration per batch (a fake clock), so its stop
  * reasons and values are deterministic; only wall-clock budgets use time. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,8 +586,37 @@ static void test_measure(void)
 	}
 }
 
+/* An extra beyond OSM_MAX_EXTRA is never dropped silently: the probe stops
+ * with an internal error (issue 10). Eight distinct extras are kept. */
+static void test_extra_limit(void)
+{
+	static const struct osm_bench b = {.name = "extras"};
+	static const char *keys[OSM_MAX_EXTRA + 1] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+	struct osm_ctx ctx;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.bench = &b;
+	for (int i = 0; i < OSM_MAX_EXTRA; i++)
+		osm_add_extra(&ctx, keys[i], i);
+	osm_add_extra(&ctx, "a", 42);
+	ok(ctx.n_extra == OSM_MAX_EXTRA && ctx.extra[0].value == 42, "%d extras kept, a key set twice updated",
+	   OSM_MAX_EXTRA);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		osm_add_extra(&ctx, keys[OSM_MAX_EXTRA], 1);
+		_exit(0);
+	}
+	int st = 0;
+	int waited = pid > 0 && waitpid(pid, &st, 0) == pid;
+	ok(waited && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+	   "extra number %d stops the probe (status %#x)", OSM_MAX_EXTRA + 1, st);
+}
+
 int main(void)
 {
+	test_extra_limit();
 	test_target();
 	test_next_batch();
 	test_rse();
