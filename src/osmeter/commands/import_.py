@@ -144,10 +144,10 @@ def _read_stream(fd: int, path: Path, max_bytes: int) -> bytes:
     give_up = time.monotonic() + READ_TOTAL_S
     while True:
         wait = min(READ_IDLE_S, give_up - time.monotonic())
-        if wait <= 0:
-            raise ImportFileError(f"{path} is not a regular file and was still sending after {READ_TOTAL_S:g} s; "
-                                  "write the probe's output to a file and import that")
-        if not poller.poll(wait * 1000):
+        if wait <= 0 or not poller.poll(wait * 1000):
+            if time.monotonic() >= give_up:
+                raise ImportFileError(f"{path} is not a regular file and was still sending after {READ_TOTAL_S:g} s; "
+                                      "write the probe's output to a file and import that")
             raise ImportFileError(f"{path} is not a regular file and sent nothing for {READ_IDLE_S:g} s; "
                                   "write the probe's output to a file and import that")
         try:

@@ -138,6 +138,14 @@ def _summary_from_row(row: sqlite3.Row) -> Summary:
     return Summary(**{c: column(c) for c in _SUMMARY_COLUMNS})
 
 
+def _repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
+    value = _column_json(row, "repetitions") or []
+    try:
+        return tuple(Repetition.from_dict(r) for r in value)
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise _Corrupt("repetitions", f"malformed ({type(e).__name__})") from None
+
+
 class SQLiteStore:
     """A store in one SQLite file."""
 
@@ -432,7 +440,7 @@ class SQLiteStore:
         try:
             return SQLiteStore._decode_result(row)
         except (ValueError, TypeError, KeyError, AttributeError) as e:  # a well-formed JSON of the wrong shape
-            raise _Corrupt("repetitions" if "epetition" in str(e) else "record", f"malformed ({e})") from None
+            raise _Corrupt("a statistics column or flags", f"malformed ({type(e).__name__}: {e})") from None
 
     @staticmethod
     def _decode_result(row: sqlite3.Row) -> BenchResult:
@@ -455,7 +463,7 @@ class SQLiteStore:
             counters=_column_json(row, "counters") or None,
             record=record,
             flags=tuple(flags),
-            repetitions=tuple(Repetition.from_dict(r) for r in _column_json(row, "repetitions") or []),
+            repetitions=_repetitions(row),
         )
 
     def results(self, run_id: int) -> list[BenchResult]:
