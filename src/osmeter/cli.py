@@ -1,4 +1,8 @@
-"""The `osmeter` command: builds the parser from COMMANDS and maps errors to exit codes."""
+"""The `osmeter` command: builds the parser from COMMANDS and maps errors to exit codes.
+
+The commands (and numpy, matplotlib behind them) are imported inside main(),
+so a Ctrl-C during those imports is an interruption (exit 130), not a traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,12 @@ import sys
 from typing import Sequence
 
 from . import __version__
-from .commands import COMMANDS
 from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import COMMANDS  # the heavy imports: see the module's docstring
+
     parser = argparse.ArgumentParser(
         prog="osmeter",
         description="Measure what the operating system and the hardware under it really cost.",
@@ -56,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad is not None:
         print(f"osmeter: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.handler(args))
     except OsmeterError as e:
         sys.stdout.flush()

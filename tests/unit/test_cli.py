@@ -280,3 +280,15 @@ def test_non_utf8_label_given_for_real(fake_probe: FakeProbe, store_path: Path) 
     assert done.returncode == 2, done.stderr
     assert b"argument 4 (b'\\xff\\xfe') is not valid UTF-8 text" in done.stderr and b"Traceback" not in done.stderr
     assert not store_path.exists()
+
+
+def test_ctrl_c_while_starting_is_an_interruption(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C during the imports (numpy, matplotlib: a third of a second) or the parsing.
+    from osmeter import cli as cli_module
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module, "build_parser", interrupted)
+    r = cli("runs")
+    assert r.code == 130 and r.err == "osmeter: interrupted\n"
