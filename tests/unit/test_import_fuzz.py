@@ -27,7 +27,7 @@ from osmeter.errors import EXIT_IMPORT, EXIT_OK
 from ..conftest import DATA
 
 SLOW = os.environ.get("OSMETER_TEST_SLOW") == "1"
-FUZZ_EXAMPLES = 3000 if SLOW else 150
+FUZZ_EXAMPLES = 2000 if SLOW else 150
 GOOD_LINES = (DATA / "run_x86_64.jsonl").read_bytes().split(b"\n")[:-1]
 GOOD_RECORDS = [json.loads(line) for line in GOOD_LINES]
 
