@@ -222,7 +222,8 @@ def test_killed_probe_leaves_no_work_directory(cli, fake_probe: FakeProbe, tmp_p
 
 
 def test_signal_before_meta_stores_nothing_and_leaves_nothing(fake_probe: FakeProbe, osmeter_proc, tmp_path: Path,
-                                                              store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                              store_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C before the first result, even before the probe said anything:
     exit 130, no run stored, no traceback, no process or directory left."""
     tmp = tmp_path / "tmp"

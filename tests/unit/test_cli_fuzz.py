@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .. import hypothesis_home  # noqa: F401  (before hypothesis: its caches go to a temporary directory)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
