@@ -21,6 +21,10 @@ Knobs (environment):
   FAKE_PROBE_DIE_AFTER=N      after N benchmarks, SIGKILL itself (no `end`)
   FAKE_PROBE_PARTIAL=1        with DIE_AFTER: write half a line first
   FAKE_PROBE_BAD_LINE_AFTER=N after N benchmarks, write a line that is not JSON
+  FAKE_PROBE_BAD_LINE=TEXT    with BAD_LINE_AFTER: write TEXT (and a newline) instead
+  FAKE_PROBE_START_DELAY=S    sleep S seconds before writing meta
+  FAKE_PROBE_TMPFILE=1        make $TMPDIR/osmeter-probe.XXXXXX holding a 1 MiB file,
+                              as the real probe does, and write its path to stderr
   FAKE_PROBE_SPAWN_CHILD=1    start a sleeping child process that inherits stdout
   FAKE_PROBE_ARGV_FILE=FILE   write the argv received, as JSON, to FILE
   FAKE_PROBE_STDERR=MSG       write MSG to stderr after meta
@@ -38,6 +42,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -174,6 +179,14 @@ def run(args):
     bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
     counts = {"ok": 0, "skip": 0, "error": 0}
 
+    if os.environ.get("FAKE_PROBE_TMPFILE"):
+        workdir = tempfile.mkdtemp(prefix="osmeter-probe.")
+        Path(workdir, "buffer").write_bytes(b"\0" * (1 << 20))
+        sys.stderr.write(f"workdir {workdir}\n")
+        sys.stderr.flush()
+    pause(float(os.environ.get("FAKE_PROBE_START_DELAY", "0")))
+    if stop_signal is not None:
+        sys.exit(128 + stop_signal)  # the real probe writes nothing before meta
     emit(meta)
     if os.environ.get("FAKE_PROBE_STDERR"):
         sys.stderr.write(os.environ["FAKE_PROBE_STDERR"] + "\n")
@@ -188,7 +201,7 @@ def run(args):
                 sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
         if done == bad_after:
-            sys.stdout.write("this is not JSON\n")
+            sys.stdout.write(os.environ.get("FAKE_PROBE_BAD_LINE", "this is not JSON") + "\n")
             sys.stdout.flush()
         for rec in records:
             if rec["type"] == "progress":

@@ -1,4 +1,8 @@
-"""The `osmeter` command: builds the parser from COMMANDS and maps errors to exit codes."""
+"""The `osmeter` command: builds the parser from COMMANDS and maps errors to exit codes.
+
+The commands (and numpy, matplotlib behind them) are imported inside main(),
+so a Ctrl-C during those imports is an interruption (exit 130), not a traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,12 @@ import sys
 from typing import Sequence
 
 from . import __version__
-from .commands import COMMANDS
-from .errors import EXIT_SIGNAL_BASE, OsmeterError
+from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import COMMANDS  # the heavy imports: see the module's docstring
+
     parser = argparse.ArgumentParser(
         prog="osmeter",
         description="Measure what the operating system and the hardware under it really cost.",
@@ -26,10 +31,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The message for the first argument that is not UTF-8, if any.
+
+    Python hands undecodable bytes over as lone surrogates (surrogateescape);
+    they cannot be stored, printed or passed on as text, so they are refused
+    before anything runs."""
+    for i, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape") if _reversible(arg) else arg.encode("utf-8", "replace")
+            return (f"argument {i} ({shown!r}) is not valid UTF-8 text; osmeter takes UTF-8 arguments "
+                    "(rename the file, or use a UTF-8 locale)")
+    return None
+
+
+def _reversible(arg: str) -> bool:
     try:
+        arg.encode("utf-8", "surrogateescape")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    bad = _not_utf8(argv)
+    if bad is not None:
+        print(f"osmeter: error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.handler(args))
     except OsmeterError as e:
         sys.stdout.flush()

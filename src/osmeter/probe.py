@@ -9,7 +9,12 @@ the probe survives.
 
 Lines are read by a thread and handed over through a queue, so osmeter
 notices when the probe has exited even if a leftover child of the probe
-still holds its stdout open.
+still holds its stdout open. A line ends at "\\n" only, and one longer
+than MAX_LINE_BYTES is not buffered: it is reported as an error.
+
+The probe's temporary files go to a directory osmeter makes for each probe
+process ($TMPDIR points into it) and removes once the probe's group is dead,
+so a probe killed with SIGKILL (which cannot clean up) leaves nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -29,6 +35,7 @@ from types import FrameType
 from typing import IO, Any, Iterator, Mapping, Sequence
 
 from .errors import ProbeError, UsageError
+from .records import MAX_LINE_BYTES
 
 ENV_PROBE = "OSMETER_PROBE"
 PROBE_NAME = "osmeter-probe"
@@ -96,6 +103,11 @@ def describe_exit(returncode: int | None) -> str:
 class Line:
     text: str
     complete: bool  # False: the output ended in the middle of this line
+    error: str | None = None  # the line could not be read as text (too long, not UTF-8)
+
+
+class _TooLong:
+    """Queued in place of a line longer than MAX_LINE_BYTES."""
 
 
 class _StderrPump(threading.Thread):
@@ -136,10 +148,11 @@ class _StderrPump(threading.Thread):
 class ProbeProcess:
     """A running osmeter-probe; use as a context manager so the group always dies."""
 
-    def __init__(self, argv: Sequence[str], popen: subprocess.Popen[bytes]) -> None:
+    def __init__(self, argv: Sequence[str], popen: subprocess.Popen[bytes], tmpdir: str | None = None) -> None:
         self.argv = list(argv)
         self._popen = popen
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self.tmpdir = tmpdir  # the probe's $TMPDIR, removed by close()
+        self._lines: queue.Queue[bytes | type[_TooLong] | None] = queue.Queue()
         assert popen.stdout is not None and popen.stderr is not None
         self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="probe-stdout", daemon=True)
         self._stderr = _StderrPump(popen.stderr)
@@ -149,16 +162,26 @@ class ProbeProcess:
     @classmethod
     def start(cls, argv: Sequence[str]) -> "ProbeProcess":
         try:
+            tmpdir = tempfile.mkdtemp(prefix="osmeter-run.")
+        except OSError as e:
+            raise ProbeError(f"cannot make a temporary directory for the probe in {tempfile.gettempdir()}: "
+                             f"{e.strerror}; set TMPDIR to a writable directory") from None
+        try:
             popen = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                env={**os.environ, "TMPDIR": tmpdir},
             )
         except OSError as e:
+            shutil.rmtree(tmpdir, ignore_errors=True)
             raise ProbeError(f"cannot start {argv[0]}: {e.strerror}") from None
-        return cls(argv, popen)
+        except BaseException:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        return cls(argv, popen, tmpdir)
 
     def __enter__(self) -> "ProbeProcess":
         return self
@@ -175,7 +198,18 @@ class ProbeProcess:
         return self._popen.returncode
 
     def _read(self, stream: IO[bytes]) -> None:
-        for raw in iter(stream.readline, b""):
+        skipping = False  # in the rest of a line that was too long
+        while True:
+            raw = stream.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            if skipping:
+                skipping = not raw.endswith(b"\n")
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                self._lines.put(_TooLong)
+                skipping = not raw.endswith(b"\n")
+                continue
             self._lines.put(raw)
         self._lines.put(None)
 
@@ -200,7 +234,15 @@ class ProbeProcess:
                 continue
             if raw is None:
                 return
-            text = raw.decode("utf-8", errors="replace")
+            if raw is _TooLong:
+                yield Line("", True, f"the line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB, the limit")
+                continue
+            assert isinstance(raw, bytes)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield Line("", raw.endswith(b"\n"), f"it is not UTF-8 text (byte {e.start + 1} of the line)")
+                continue
             yield Line(text, complete=text.endswith("\n"))
 
     def forward_stderr(self, out: IO[str] = sys.stderr) -> None:
@@ -245,7 +287,14 @@ class ProbeProcess:
         for stream in (self._popen.stdout, self._popen.stderr):
             if stream is not None:
                 stream.close()
+        self.remove_tmpdir()
         return returncode
+
+    def remove_tmpdir(self) -> None:
+        """Remove the probe's $TMPDIR and whatever a killed probe left in it."""
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
 
 
 class SignalForwarder:

@@ -38,8 +38,10 @@ from .records import (
     Result,
     Samples,
     Skip,
+    Unknown,
     canonical_params,
     describe_instance,
+    describe_unknown,
 )
 from .repeats import Repetition, pool, repetition_of
 from .stats import FloatArray, higher_is_better
@@ -155,6 +157,7 @@ class RunRecorder:
         self.ends: list[End] = []  # of every repetition that ended
         self.results: list[BenchResult] = []
         self.notes: list[str] = []  # things worth telling the user, not errors
+        self.warnings: list[str] = []  # records skipped (unknown types)
         self._progress: Progress | None = None
         self._samples: Samples | None = None
         self._last_seq: int | None = None  # the result the next `counters` belongs to
@@ -175,6 +178,9 @@ class RunRecorder:
             if self.end is None:
                 raise RecordError("a second 'meta' record before the first stream's 'end'")
             return self._next_repetition(record)
+        if isinstance(record, Unknown):
+            self.warnings.append(describe_unknown(record))  # schema.md: readers skip unknown record types
+            return None
         if self.end is not None:
             raise RecordError("a record after 'end'")
         if isinstance(record, (Progress, Samples, Result, Skip, Error, Counters)):

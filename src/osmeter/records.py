@@ -7,6 +7,12 @@ naming what is wrong. Keys this version does not know are ignored (schema.md,
 Number policy (schema.md): the probe writes NaN and infinities as `null`, so
 every floating-point field accepts `null` and reads it as NaN. Integer fields
 (counts, indexes, batch sizes, CPU numbers) must be JSON integers.
+
+Limits (schema.md, "Reader limits"), checked on every value of every record
+before its type is looked at, so no later statistic, store write or figure
+meets a value it cannot handle: numbers within +-MAX_MAGNITUDE, integers
+within a signed 64-bit integer, nesting at most MAX_DEPTH deep, no lone
+UTF-16 surrogate in a string, a line at most MAX_LINE_BYTES long.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ SCHEMA_VERSION = 1
 SUPPORTED_SCHEMAS = (1,)
 
 END_STATUSES = ("complete", "interrupted")
+
+MAX_MAGNITUDE = 1e100  # |number| above this is refused: squares and sums of samples stay finite
+MAX_INT = 2**63 - 1  # integers are stored as SQLite INTEGER (signed 64-bit)
+MAX_DEPTH = 32  # objects and arrays nested deeper are refused
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one record; the largest real `samples` line is a few MiB
 
 
 def check_schema_version(version: Any, what: str) -> int:
@@ -253,7 +264,16 @@ class End:
     counts: dict[str, int]  # ok, skip, error
 
 
-Record = Union[Meta, Progress, Samples, Result, Skip, Error, Counters, End]
+@dataclass(frozen=True)
+class Unknown:
+    """A record of a type this osmeter does not know (a newer probe's):
+    readers skip it (schema.md, "Versioning") and say so."""
+
+    kind: str
+    raw: dict[str, Any]
+
+
+Record = Union[Meta, Progress, Samples, Result, Skip, Error, Counters, End, Unknown]
 
 
 def _clock(f: _Fields) -> Clock:
@@ -384,12 +404,82 @@ def _reject_constant(name: str) -> Any:
     raise RecordError(f"{name} is not valid JSON (the probe writes NaN and infinities as null)")
 
 
-def loads_json(text: str) -> Any:
-    """Strict JSON: NaN/Infinity literals are refused, as schema.md forbids them."""
+class _LongInteger:
+    """An integer literal longer than any 64-bit integer, kept unconverted
+    (int() of thousands of digits is slow, and refused past 4300) until
+    check_values() refuses it with the field's name."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _parse_int(text: str) -> Any:
+    return _LongInteger(text) if len(text.lstrip("-")) > 19 else int(text)
+
+
+def _where(path: str) -> str:
+    return f"'{path}'" if path else "the record"
+
+
+def check_values(value: Any, path: str = "", depth: int = 0) -> None:
+    """Refuse what later code cannot handle: out-of-range numbers, deep
+    nesting, lone surrogates. `path` names the field (values[3], params.size)."""
+    if isinstance(value, str):
+        _check_text(value, path)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int):
+        if not -MAX_INT - 1 <= value <= MAX_INT:
+            raise RecordError(f"{_where(path)}: the integer {value} is out of range (a signed 64-bit integer)")
+    elif isinstance(value, _LongInteger):
+        shown = value.text if len(value.text) <= 24 else value.text[:20] + "..."
+        raise RecordError(f"{_where(path)}: the integer {shown} ({len(value.text.lstrip('-'))} digits) is out of "
+                          "range (a signed 64-bit integer)")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise RecordError(f"{_where(path)}: a number too large for a double (read as {value!r}); the probe "
+                              "writes NaN and infinities as null")
+        if not abs(value) <= MAX_MAGNITUDE:
+            raise RecordError(f"{_where(path)}: the number {value!r} is out of range (at most {MAX_MAGNITUDE:g} "
+                              "in magnitude)")
+    elif isinstance(value, (list, dict)):
+        if depth >= MAX_DEPTH:
+            raise RecordError(f"{_where(path)}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, list):
+            if value and all(type(x) is float for x in value):  # samples: the common, long case
+                bad = next((i for i, x in enumerate(value) if not abs(x) <= MAX_MAGNITUDE), None)  # NaN too
+                if bad is not None:
+                    check_values(value[bad], f"{path}[{bad}]", depth + 1)
+                return
+            for i, x in enumerate(value):
+                check_values(x, f"{path}[{i}]", depth + 1)
+        else:
+            for k, x in value.items():
+                _check_text(k, f"{path} key")
+                check_values(x, f"{path}.{k}" if path else k, depth + 1)
+
+
+def _check_text(text: str, path: str) -> None:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise RecordError(f"{_where(path)}: a string holds a lone UTF-16 surrogate "
+                          f"({text[e.start]!r}), which is not text") from None
+
+
+def loads_json(text: str) -> Any:
+    """Strict JSON within the reader limits: NaN/Infinity literals, numbers
+    out of range, deep nesting and lone surrogates are refused."""
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise RecordError(f"not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise RecordError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as e:  # the int-digits limit, in case a parse hook is bypassed
+        raise RecordError(f"not a valid record ({e})") from None
+    check_values(obj)
+    return obj
 
 
 def parse_record(obj: Any) -> Record:
@@ -399,18 +489,28 @@ def parse_record(obj: Any) -> Record:
     kind = obj.get("type")
     if kind is None:
         raise RecordError("missing key 'type'")
-    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str) or not kind:
+        raise RecordError(f"'type' must be a non-empty string, got {json.dumps(kind)}")
+    parser = _PARSERS.get(kind)
     if parser is None:
-        raise RecordError(f"unknown record type {json.dumps(kind)}; known: {', '.join(RECORD_TYPES)}")
+        return Unknown(kind, obj)  # a newer probe's record: skipped (schema.md, "Versioning")
     return parser(_Fields(obj, kind), obj)
 
 
 def parse_line(line: str) -> Record:
     """Parse one JSON Lines line (trailing newline allowed) into a record."""
-    text = line.strip()
+    if len(line) > MAX_LINE_BYTES:
+        raise RecordError(f"the line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB")
+    text = line.strip(" \t\r\n")
     if not text:
         raise RecordError("empty line")
     return parse_record(loads_json(text))
+
+
+def describe_unknown(record: Unknown) -> str:
+    """The warning for a skipped record."""
+    return (f"skipped a record of unknown type {json.dumps(record.kind, ensure_ascii=False)[:80]} "
+            f"(a newer probe's?); known: {', '.join(RECORD_TYPES)}")
 
 
 def canonical_params(params: Mapping[str, Any]) -> str:

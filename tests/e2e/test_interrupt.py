@@ -7,12 +7,14 @@ import os
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from osmeter.errors import EXIT_PROBE
+from osmeter import probe as probe_module
+from osmeter.errors import EXIT_BENCH_ERRORS, EXIT_PROBE
 
 from ..conftest import FakeProbe, db_rows, wait_for
 
@@ -129,4 +131,113 @@ def test_signal_before_the_run_starts_stores_nothing(fake_probe: FakeProbe, osme
     returncode, _, err = finish(proc)
     assert returncode == 130 and "0 finished benchmark(s) kept" in err
     assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
+    assert fake_probe.processes() == []
+
+
+# --- the probe's stream breaking mid-way, and its leftovers (issue 10) ------
+
+
+def samples_line(value: str) -> str:
+    return ('{"type":"samples","bench":"cpu.call","params":{"args":9},"unit":"ns","batch":1,"values":[1.5,'
+            + value + "]}")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (samples_line("1e308"), "'values[1]': the number 1e+308 is out of range"),
+        (samples_line("1e309"), "'values[1]': a number too large for a double"),
+        (samples_line("9" * 5000), "'values[1]': the integer 9999"),
+        ('{"type":"skip","bench":"x","params":' + "[" * 5000 + "]" * 5000 + ',"reason":"r"}', "nested more than"),
+        ('{"type":"skip","bench":"x","params":{},"reason":"\\udfff"}',
+         "'reason': a string holds a lone UTF-16 surrogate"),
+    ],
+    ids=["1e308", "1e309", "5000-digits", "deep", "surrogate"],
+)
+def test_out_of_range_record_mid_stream_ends_incomplete(cli, fake_probe: FakeProbe, store_path: Path, line: str,
+                                                        message: str) -> None:
+    fake_probe.set(bad_line_after=2, bad_line=line)
+    r = cli("run", "--repeat", "1")
+    assert r.code == EXIT_PROBE, r.err
+    assert f"the probe wrote an invalid record on line 8: {message}" in r.err and "Traceback" not in r.err
+    assert_kept_two_and_incomplete(store_path, "invalid record on line 8")
+
+
+def test_unknown_record_type_mid_stream_is_skipped(cli, fake_probe: FakeProbe, store_path: Path) -> None:
+    fake_probe.set(bad_line_after=2, bad_line='{"type":"telemetry","temperature_c":70}')
+    r = cli("run", "--repeat", "1")
+    assert r.code == EXIT_BENCH_ERRORS, r.err  # the script has one benchmark that fails
+    assert 'osmeter: warning: skipped a record of unknown type "telemetry"' in r.err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("complete",)]
+
+
+def test_non_utf8_line_mid_stream_ends_incomplete(cli, fake_probe: FakeProbe, store_path: Path) -> None:
+    fake_probe.set(bad_line_after=2, bad_line="\udcff")  # written as the byte 0xff (surrogateescape)
+    r = cli("run", "--repeat", "1")
+    assert r.code == EXIT_PROBE and "line 8: it is not UTF-8 text" in r.err
+    assert_kept_two_and_incomplete(store_path, "invalid record on line 8")
+
+
+def test_over_long_line_mid_stream_ends_incomplete(cli, fake_probe: FakeProbe, store_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(probe_module, "MAX_LINE_BYTES", 2000)
+    fake_probe.set(bad_line_after=2, bad_line='{"type":"skip","bench":"' + "x" * 5000 + '","params":{},"reason":"r"}')
+    r = cli("run", "--repeat", "1")
+    assert r.code == EXIT_PROBE and "line 8: the line is longer than" in r.err
+    assert_kept_two_and_incomplete(store_path, "invalid record on line 8")
+
+
+def test_osmeter_failure_mid_run_never_leaves_it_running(cli, fake_probe: FakeProbe, store_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from osmeter.recorder import RunRecorder
+
+    original = RunRecorder._record
+
+    def fail_third(self, *args, **kwargs):  # a bug in osmeter on the third result
+        if len(self.results) == 2:
+            raise RuntimeError("a bug")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunRecorder, "_record", fail_third)
+    with pytest.raises(RuntimeError):  # a bug stays a traceback (exit 1) ...
+        cli("run", "--repeat", "1")
+    # ... but the run is not left 'running'.
+    assert_kept_two_and_incomplete(store_path, "osmeter failed: RuntimeError")
+    wait_for(lambda: fake_probe.processes() == [], timeout=5, what="no fake probe processes")
+
+
+def test_killed_probe_leaves_no_work_directory(cli, fake_probe: FakeProbe, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch, store_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read $TMPDIR
+    fake_probe.set(tmpfile=1, die_after=2)
+    r = cli("run", "--repeat", "1")
+    assert r.code == EXIT_PROBE and "killed by SIGKILL" in r.err
+    workdir = next(line.split(" ", 1)[1] for line in r.err.splitlines() if line.startswith("workdir "))
+    assert workdir.startswith(str(tmp) + "/osmeter-run.")  # the probe's $TMPDIR was osmeter's directory
+    assert list(tmp.iterdir()) == []  # ... and it is gone, with the probe's 1 MiB file
+    assert_kept_two_and_incomplete(store_path, "killed by SIGKILL")
+
+
+def test_signal_before_meta_stores_nothing_and_leaves_nothing(fake_probe: FakeProbe, osmeter_proc, tmp_path: Path,
+                                                              store_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C before the first result, even before the probe said anything:
+    exit 130, no run stored, no traceback, no process or directory left."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    fake_probe.set(start_delay="5", tmpfile=1)
+    proc = osmeter_proc("run")
+    wait_for(
+        lambda: any(p.name.startswith("osmeter-run.") and any(p.iterdir()) for p in tmp.iterdir()), timeout=10,
+        what="the probe's work directory")
+    proc.send_signal(signal.SIGINT)
+    returncode, out, err = finish(proc)
+    assert returncode == 130, err
+    assert "interrupted by SIGINT before the run started; nothing stored" in err and "Traceback" not in err
+    assert db_rows(store_path, "SELECT id FROM runs") == []
+    assert list(tmp.iterdir()) == []
     assert fake_probe.processes() == []

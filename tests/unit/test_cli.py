@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,36 @@ def test_sweep_with_a_suite_is_refused(cli, fake_probe: FakeProbe, store_path: P
     r = cli("run", "--suite", "quick", "--sweep")
     assert r.code == errors.EXIT_USAGE and "--sweep goes with benchmark names" in r.err
     assert run_rows(store_path) == []
+
+
+@pytest.mark.parametrize("args", [["runs", "--label", "\udcff"], ["import", "caf\udce9.jsonl"], ["sh\udcffow", "1"]])
+def test_non_utf8_arguments_are_a_usage_error(cli, store_path: Path, args: list[str]) -> None:
+    # Python hands the bytes of a non-UTF-8 argument over as lone surrogates.
+    r = cli(*args)
+    assert r.code == 2, r.err
+    assert "is not valid UTF-8 text" in r.err and "Traceback" not in r.err
+    assert not store_path.exists()
+
+
+def test_non_utf8_label_given_for_real(fake_probe: FakeProbe, store_path: Path) -> None:
+    import subprocess
+
+    from ..conftest import osmeter_command, subprocess_env
+
+    argv = [os.fsencode(a) for a in osmeter_command("run", "cpu.call", "--label")] + [b"\xff\xfe"]
+    done = subprocess.run(argv, capture_output=True, env=subprocess_env(), timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert b"argument 4 (b'\\xff\\xfe') is not valid UTF-8 text" in done.stderr and b"Traceback" not in done.stderr
+    assert not store_path.exists()
+
+
+def test_ctrl_c_while_starting_is_an_interruption(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C during the imports (numpy, matplotlib: a third of a second) or the parsing.
+    from osmeter import cli as cli_module
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module, "build_parser", interrupted)
+    r = cli("runs")
+    assert r.code == 130 and r.err == "osmeter: interrupted\n"

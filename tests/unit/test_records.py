@@ -75,14 +75,55 @@ def test_records_are_frozen() -> None:
         ('{"type": "result", "bench": ', "not valid JSON"),
         ("[1, 2, 3]", "must be a JSON object"),
         ('{"bench": "cpu.call"}', "missing key 'type'"),
-        ('{"type": "telemetry"}', 'unknown record type "telemetry"'),
-        ('{"type": 3}', "unknown record type 3"),
+        ('{"type": 3}', "'type' must be a non-empty string, got 3"),
+        ('{"type": ""}', "'type' must be a non-empty string"),
         ('{"type": "skip", "bench": "x", "params": {}, "reason": NaN}', "NaN is not valid JSON"),
     ],
 )
 def test_malformed_lines(line: str, message: str) -> None:
     with pytest.raises(RecordError, match=message):
         records.parse_line(line)
+
+
+def test_unknown_record_type_is_kept_for_readers_to_skip() -> None:
+    # schema.md, "Versioning": adding a record type is compatible; readers skip it.
+    record = records.parse_line('{"type": "telemetry", "x": 1}')
+    assert isinstance(record, records.Unknown) and record.kind == "telemetry"
+    assert "telemetry" in records.describe_unknown(record)
+
+
+def _samples_with(values: str) -> str:
+    return '{"type":"samples","bench":"cpu.call","params":{},"unit":"ns","batch":1,"values":[' + values + "]}"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (_samples_with("1.0, 1e309"), r"'values\[1\]': a number too large for a double"),
+        (_samples_with("-1e309"), r"'values\[0\]': a number too large for a double"),
+        (_samples_with("2.0, 1e308"), r"'values\[1\]': the number 1e\+308 is out of range"),
+        (_samples_with("1e101"), "out of range"),
+        (_samples_with("9223372036854775808"), r"'values\[0\]': the integer 9223372036854775808 .*out of range"),
+        (_samples_with("1" * 5000), r"'values\[0\]': the integer 1111.* \(5000 digits\) is out of range"),
+        (_samples_with("[" * 100000 + "]" * 100000), "nested more than 32 levels deep"),
+        (_samples_with("[" * 40 + "]" * 40), "nested more than 32 levels deep"),
+        ('{"type":"skip","bench":"x","params":{},"reason":"\\ud800"}', "'reason': .*lone UTF-16 surrogate"),
+        ('{"type":"skip","bench":"x","params":{"\\udfff":1},"reason":"r"}', "lone UTF-16 surrogate"),
+    ],
+)
+def test_values_beyond_the_reader_limits_are_refused(line: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        records.parse_line(line)
+
+
+def test_limits_keep_values_in_range() -> None:
+    ok = records.parse_line(_samples_with("1e100, -1e100, 9223372036854775807, -9223372036854775808"))
+    assert isinstance(ok, records.Samples) and ok.values[0] == 1e100
+
+
+def test_line_separators_inside_strings_are_text() -> None:
+    record = records.parse_line('{"type":"skip","bench":"x","params":{},"reason":"a\u2028b\u0085c\u2029"}')
+    assert isinstance(record, records.Skip) and record.reason == "a\u2028b\u0085c\u2029"
 
 
 @pytest.mark.parametrize("kind", ["meta", "progress", "samples", "result", "skip", "error", "end"])

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import sqlite3
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from osmeter import stats
-from osmeter.errors import NotFoundError, StoreError, UsageError
+from osmeter.errors import EXIT_NOT_FOUND, EXIT_STORE, EXIT_USAGE, NotFoundError, StoreError, UsageError
 from osmeter.model import BenchResult, NewRun
 from osmeter.store import default_location, open_store, resolve_location
 from osmeter.store.base import decode_samples, encode_samples
 from osmeter.store.sqlite import migrations
 
-from ..conftest import db_rows
+from ..conftest import DATA, db_rows, import_fixture
 
 
 def new_run(label: str | None = "t") -> NewRun:
@@ -155,9 +158,101 @@ def test_read_only_store_is_refused_before_writing(store_path: Path) -> None:
 
     conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True, isolation_level=None)
     store = SQLiteStore(conn, store_path)
-    with pytest.raises(StoreError, match="cannot write to the store"):
+    with pytest.raises(StoreError, match="cannot write to the store") as e:
         store._check_writable()
     conn.close()
+    assert "is read-only" in e.value.message and "locked" not in e.value.message
+
+
+def test_locked_read_only_file_says_read_only(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a read-only file can produce: SQLite reports it as busy ("database is locked").
+    import sqlite3
+
+    from osmeter.store import sqlite as backend
+
+    open_store(str(store_path), create=True).close()
+    monkeypatch.setattr(backend.os, "access", lambda path, mode: False)
+    message = backend._explain(store_path, sqlite3.OperationalError("database is locked"), "write to")
+    assert "is read-only" in message and str(store_path) in message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files")
+def test_read_only_file_for_real(cli, store_path: Path) -> None:
+    import_fixture(store_path)
+    store_path.chmod(0o444)
+    try:
+        r = cli("import", "--again", str(DATA / "run_x86_64.jsonl"))
+    finally:
+        store_path.chmod(0o644)
+    assert r.code == EXIT_STORE and "is read-only" in r.err
+
+
+def _damage(store_path: Path, sql: str) -> None:
+    conn = sqlite3.connect(store_path)
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("column", ["argv", "params", "machine", "meta"])
+def test_corrupt_run_column_is_a_store_error(cli, store_path: Path, column: str) -> None:
+    run_id = import_fixture(store_path)
+    _damage(store_path, f"UPDATE runs SET {column} = '{{not json' WHERE id = {run_id}")
+    for args in (["runs"], ["show", str(run_id)]):
+        r = cli(*args)
+        assert r.code == EXIT_STORE, r.err
+        assert f"run {run_id}, column '{column}' is not valid JSON" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("record", "'[1'"), ("params", "'{'"), ("extra", "'nope'"), ("repetitions", "'[1]'"),
+     ("record", "'[]'")],
+)
+def test_corrupt_result_column_is_a_store_error(cli, store_path: Path, column: str, value: str) -> None:
+    run_id = import_fixture(store_path)
+    _damage(store_path, f"UPDATE results SET {column} = {value} WHERE run_id = {run_id} AND seq = 1")
+    r = cli("show", str(run_id))
+    assert r.code == EXIT_STORE, r.err
+    assert f"run {run_id}, result 1, column '{column}'" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("blob", [b"not zlib", b"", zlib.compress(b"12345")], ids=["garbage", "empty", "odd-size"])
+def test_corrupt_samples_blob_is_a_store_error(store_path: Path, blob: bytes) -> None:
+    run_id = import_fixture(store_path)
+    conn = sqlite3.connect(store_path)
+    conn.execute("UPDATE results SET samples = ? WHERE run_id = ? AND seq = 0", (blob, run_id))
+    conn.commit()
+    conn.close()
+    store = open_store(str(store_path), create=False)
+    try:
+        with pytest.raises(StoreError, match=f"run {run_id}, result 0, column 'samples' is not readable samples"):
+            store.samples(run_id, 0)
+    finally:
+        store.close()
+
+
+def test_empty_store_option_is_a_usage_error(cli, store_path: Path) -> None:
+    for args in (["runs", "--store", ""], ["import", "--store", " ", str(DATA / "run_x86_64.jsonl")]):
+        r = cli(*args)
+        assert r.code == EXIT_USAGE and "--store is empty" in r.err
+    assert not store_path.exists()  # not silently the default store
+
+
+@pytest.mark.parametrize("ref", ["9223372036854775808", "99999999999999999999999999", "-1", "0"])
+def test_run_id_out_of_range_is_no_such_run(cli, store_path: Path, ref: str) -> None:
+    import_fixture(store_path)
+    r = cli("show", "--", ref) if ref.startswith("-") else cli("show", ref)
+    assert r.code == EXIT_NOT_FOUND, r.err
+    assert f"no run {ref}" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("name", ["a" * 300 + "/osmeter.db", "a/" * 3000 + "osmeter.db"], ids=["long-name", "deep"])
+def test_over_long_store_path_is_a_store_error(cli, tmp_path: Path, name: str) -> None:
+    r = cli("runs", "--store", str(tmp_path / name))
+    assert r.code == EXIT_STORE and "File name too long" in r.err and "Traceback" not in r.err
+    r = cli("import", "--store", str(tmp_path / name), str(DATA / "run_x86_64.jsonl"))
+    assert r.code == EXIT_STORE and "File name too long" in r.err
 
 
 @pytest.mark.parametrize(

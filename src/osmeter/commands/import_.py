@@ -12,23 +12,40 @@ method, done by hand on a board without Python: run the probe R times with
 `--budget-fraction 1/R`, then import the R files together): their samples
 are pooled per instance and their spread gives the confidence interval
 (docs/statistics.md, "Repetitions"). Only the last may be cut short.
+
+Reading is bounded (docs/schema.md, "Reader limits"): a file larger than
+--max-size is refused; so is a pipe or device that sends more, or nothing
+for READ_IDLE_S, or is still sending after READ_TOTAL_S. Lines end at a newline
+only: U+2028, U+2029 and U+0085 are characters inside a string, not line
+ends. The SHA-256 of the bytes is stored with the run, and a file imported
+before is refused (naming the run) unless --again is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
+import select
+import stat
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ImportFileError, RecordError
 from ..recorder import RunContext, RunRecorder
-from ..records import End, Meta, Record, parse_line
+from ..records import MAX_LINE_BYTES, End, Meta, Record, Unknown, parse_line
 from ..store import open_store, resolve_location
-from .options import add_store_option
+from .options import add_store_option, positive_int
 
 NAME = "import"
+MIB = 1024 * 1024
+DEFAULT_MAX_SIZE_MIB = 256  # --max-size: a full suite's file is tens of MiB
+READ_IDLE_S = 10.0  # a pipe or device that sends nothing for this long is given up on
+READ_TOTAL_S = 120.0  # ... and one still sending after this long
+_CHUNK = MIB
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -49,6 +66,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="store a file that was cut short (no 'end' record); the run is marked incomplete",
     )
+    p.add_argument(
+        "--again",
+        action="store_true",
+        help="store the file even if the same bytes were imported before (a second run)",
+    )
+    p.add_argument(
+        "--max-size",
+        type=positive_int,
+        default=DEFAULT_MAX_SIZE_MIB,
+        metavar="MIB",
+        help=f"refuse a file larger than MIB mebibytes (default {DEFAULT_MAX_SIZE_MIB})",
+    )
     add_store_option(p)
     return p
 
@@ -58,6 +87,7 @@ class ProbeFile:
     path: Path
     records: tuple[tuple[int, Record], ...]  # (line number, record)
     cut_line: int | None  # the number of an incomplete last line, dropped
+    sha256: str = ""  # of the file's bytes
 
     @property
     def complete(self) -> bool:
@@ -68,37 +98,108 @@ def _foreign(path: Path, why: str) -> ImportFileError:
     return ImportFileError(f"{path} is not osmeter-probe run output: {why}")
 
 
-def read_probe_file(path: Path) -> ProbeFile:
-    """Parse and check every line; raises ImportFileError naming the first problem."""
+def read_capped(path: Path, max_bytes: int) -> bytes:
+    """The bytes of `path`, refusing more than max_bytes and, for a pipe or
+    device, one that stalls or never ends. Raises ImportFileError."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the name
+        raise ImportFileError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ImportFileError(f"cannot read {path}: it is a directory; give a file written by osmeter-probe")
+        if stat.S_ISREG(mode):
+            return _read_regular(fd, path, max_bytes)
+        return _read_stream(fd, path, max_bytes)
     except OSError as e:
         raise ImportFileError(f"cannot read {path}: {e.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _foreign(path, "it is not UTF-8 text") from None
-    lines = text.splitlines(keepends=True)
+    finally:
+        os.close(fd)
+
+
+def _too_large(path: Path, max_bytes: int, what: str) -> ImportFileError:
+    return ImportFileError(f"{path} {what} more than {max_bytes / MIB:g} MiB, the limit: "
+                           "no probe output is that large; give a larger --max-size if it really is")
+
+
+def _read_regular(fd: int, path: Path, max_bytes: int) -> bytes:
+    os.set_blocking(fd, True)
+    parts, size = [], 0
+    while True:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(path, max_bytes, "is")
+        parts.append(chunk)
+
+
+def _read_stream(fd: int, path: Path, max_bytes: int) -> bytes:
+    """A FIFO or device: read until EOF, within the size and time limits."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    parts, size = [], 0
+    give_up = time.monotonic() + READ_TOTAL_S
+    while True:
+        wait = min(READ_IDLE_S, give_up - time.monotonic())
+        if wait <= 0 or not poller.poll(wait * 1000):
+            if time.monotonic() >= give_up:
+                raise ImportFileError(f"{path} is not a regular file and was still sending after {READ_TOTAL_S:g} s; "
+                                      "write the probe's output to a file and import that")
+            raise ImportFileError(f"{path} is not a regular file and sent nothing for {READ_IDLE_S:g} s; "
+                                  "write the probe's output to a file and import that")
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(path, max_bytes, "is not a regular file and sent")
+        parts.append(chunk)
+
+
+def read_probe_file(path: Path, max_bytes: int = DEFAULT_MAX_SIZE_MIB * MIB) -> ProbeFile:
+    """Parse and check every line; raises ImportFileError naming the first problem."""
+    data = read_capped(path, max_bytes)
+    lines = data.split(b"\n")  # "\n" only: never U+2028/U+2029/U+0085 (str.splitlines would)
+    last_cut = lines[-1] != b""  # no newline at the end: the last line may be cut off
+    if not last_cut:
+        lines.pop()
     if not any(line.strip() for line in lines):
         raise _foreign(path, "it is empty")
     records: list[tuple[int, Record]] = []
     cut_line = None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
             continue
         try:
-            record = parse_line(line)
+            record = _parse_raw(raw)
         except RecordError as e:
-            if number == len(lines) and not line.endswith("\n") and records:
+            if number == len(lines) and last_cut and records:
                 cut_line = number  # the writer was stopped in the middle of this line
                 break
             if not records:
                 raise _foreign(path, f"line {number}: {e.message}") from None
             raise ImportFileError(f"{path}, line {number}: {e.message}") from None
         if not records and not isinstance(record, Meta):
-            raise _foreign(path, f"line {number} is a '{type(record).__name__.lower()}' record, not 'meta'")
+            kind = record.kind if isinstance(record, Unknown) else type(record).__name__.lower()
+            raise _foreign(path, f"line {number} is a '{kind}' record, not 'meta'")
         records.append((number, record))
-    return ProbeFile(path, tuple(records), cut_line)
+    return ProbeFile(path, tuple(records), cut_line, hashlib.sha256(data).hexdigest())
+
+
+def _parse_raw(raw: bytes) -> Record:
+    if len(raw) > MAX_LINE_BYTES:
+        raise RecordError(f"the line is longer than {MAX_LINE_BYTES // MIB} MiB, the limit for one record")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RecordError(f"it is not UTF-8 text (byte {e.start + 1} of the line)") from None
+    return parse_line(text)
 
 
 def _refuse_incomplete(probe_file: ProbeFile) -> ImportFileError:
@@ -127,9 +228,17 @@ def store_probe_file(probe_file: ProbeFile, recorder: RunRecorder, *, finish: bo
     return status
 
 
+def content_hash(files: list[ProbeFile]) -> str:
+    """What identifies an import: the SHA-256 of the file, or for several
+    files (repetitions) the SHA-256 of their digests, in order."""
+    if len(files) == 1:
+        return files[0].sha256
+    return hashlib.sha256("\n".join(f.sha256 for f in files).encode()).hexdigest()
+
+
 def run(args: argparse.Namespace) -> int:
     paths = [Path(f) for f in args.files]
-    files = [read_probe_file(path) for path in paths]
+    files = [read_probe_file(path, args.max_size * MIB) for path in paths]
     for f in files[:-1]:
         if not f.complete:
             raise ImportFileError(f"{f.path} was cut short (no 'end' record): only the last of several files "
@@ -143,19 +252,29 @@ def run(args: argparse.Namespace) -> int:
                 "allow_incomplete": args.allow_incomplete, "repeat": len(paths)},
         source="import",
     )
+    digest = content_hash(files)
     store = open_store(resolve_location(args.store), create=True)
     try:
+        earlier = store.runs_with_content(digest)
+        if earlier and not args.again:
+            what = "these files were" if len(files) > 1 else f"{paths[0]} was"
+            raise ImportFileError(f"{what} imported before, as run {', '.join(map(str, earlier))} (same SHA-256); "
+                                  "nothing was stored. Give --again to store it as another run")
         recorder = RunRecorder(store, context, repetitions=len(files))
         with store.transaction():
             for f in files[:-1]:
                 store_probe_file(f, recorder, finish=False)
             status = store_probe_file(files[-1], recorder)
+            assert recorder.run_id is not None
+            store.set_content_hash(recorder.run_id, digest)
         counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
     finally:
         store.close()
     if files[-1].cut_line is not None:
         print(f"osmeter: warning: ignored line {files[-1].cut_line} of {files[-1].path}: it is cut off",
               file=sys.stderr)
+    for warning in recorder.warnings:
+        print(f"osmeter: warning: {warning}", file=sys.stderr)
     for note in recorder.notes:
         print(f"osmeter: note: {note}", file=sys.stderr)
     names = ", ".join(map(str, paths))

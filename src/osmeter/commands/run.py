@@ -224,9 +224,11 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Ou
             if not line.complete:
                 progress.note(f"ignored the probe's last line {lineno}: it was cut off in the middle")
                 continue
-            if not line.text.strip():
+            if line.error is None and not line.text.strip():
                 continue  # blank lines carry nothing; `import` skips them too
             try:
+                if line.error is not None:
+                    raise RecordError(line.error)
                 event = recorder.feed(parse_line(line.text))
             except RecordError as e:
                 problem = f"the probe wrote an invalid record on line {lineno}: {e.message}"
@@ -316,7 +318,17 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
         progress.close()
         _try_finish(recorder, "the store could not be written")
         raise
+    except KeyboardInterrupt:  # Ctrl-C outside a probe's lifetime (between repetitions)
+        progress.close()
+        _try_finish(recorder, "osmeter interrupted by SIGINT")
+        raise
+    except BaseException as e:  # never leave the run 'running'
+        progress.close()
+        _try_finish(recorder, f"osmeter failed: {type(e).__name__}")
+        raise
     progress.close()
+    for warning in recorder.warnings:
+        print(f"osmeter: warning: {warning}", file=sys.stderr)
     if recorder.run_id is None:
         assert outcome.signal is not None  # drive() raised for every other way of ending here
         name = _signame(outcome.signal)
@@ -341,10 +353,10 @@ def _note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
 
 
 def _try_finish(recorder: RunRecorder, problem: str) -> None:
-    """Best effort: the store is failing, so marking the run may fail too."""
+    """Best effort: the store may be failing, so marking the run may fail too."""
     try:
         recorder.finish(problem)
-    except StoreError:
+    except Exception:
         pass
 
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import StoreError
+from ..errors import StoreError, UsageError
 from .base import Store
 from .sqlite import SQLiteStore
 
@@ -29,7 +29,13 @@ def default_location(env: Mapping[str, str] = os.environ) -> str:
 
 
 def resolve_location(cli_value: str | None, env: Mapping[str, str] = os.environ) -> str:
-    """The store location: the command-line value, else $OSMETER_STORE, else the default."""
+    """The store location: the command-line value, else $OSMETER_STORE, else the default.
+
+    An empty --store is a mistake (an unset shell variable, most often), not
+    a request for the default. An empty $OSMETER_STORE counts as unset."""
+    if cli_value is not None and not cli_value.strip():
+        raise UsageError("--store is empty; give the path of the store file, or leave --store out for the default "
+                         f"(${ENV_STORE}, else {default_location(env)})")
     return cli_value or env.get(ENV_STORE) or default_location(env)
 
 

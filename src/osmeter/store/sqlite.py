@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sqlite3
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
@@ -29,6 +31,54 @@ from .base import decode_samples, encode_samples
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _FIX = "choose another location with --store PATH or OSMETER_STORE"
+MAX_RUN_ID = 2**63 - 1  # SQLite's INTEGER PRIMARY KEY
+
+
+def _errorname(e: sqlite3.Error) -> str:
+    return str(getattr(e, "sqlite_errorname", "") or "")
+
+
+def _explain(path: Path, e: sqlite3.Error, doing: str) -> str:
+    """An SQLite failure in words that say what to do."""
+    name, text = _errorname(e), str(e)
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        where = "its directory" if name == "SQLITE_READONLY_DIRECTORY" else "the file or its directory"
+        return (f"cannot {doing} the store {path}: it is read-only ({where} is not writable by this user); "
+                f"make both writable, or {_FIX}")
+    if name == "SQLITE_BUSY" or "database is locked" in text:
+        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+            return (f"cannot {doing} the store {path}: it is read-only (the file or its directory is not writable "
+                    f"by this user); make both writable, or {_FIX}")
+        return (f"cannot {doing} the store {path}: another process holds it locked (database is locked); "
+                "wait for it to finish and try again")
+    if name == "SQLITE_FULL" or "disk is full" in text:
+        return f"cannot {doing} the store {path}: the disk is full; free some space, or {_FIX}"
+    return f"cannot {doing} the store {path}: {e}"
+
+
+class _Corrupt(Exception):
+    """A stored value that cannot be decoded; turned into StoreError with the run's id."""
+
+    def __init__(self, column: str, why: str) -> None:
+        super().__init__(f"{column}: {why}")
+        self.column = column
+        self.why = why
+
+
+def _column_json(row: sqlite3.Row, column: str) -> Any:
+    text = row[column]
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError) as e:
+        raise _Corrupt(column, f"not valid JSON ({type(e).__name__})") from None
+
+
+def _corrupt(path: Path, run_id: Any, e: _Corrupt, seq: Any = None) -> StoreError:
+    what = f"run {run_id}" + (f", result {seq}" if seq is not None else "")
+    return StoreError(f"the store {path} is damaged: {what}, column '{e.column}' is {e.why}; "
+                      f"`osmeter runs` still lists the other runs; restore the store from a backup, or {_FIX}")
 _SUMMARY_COLUMNS = tuple(f.name for f in fields(Summary))
 
 
@@ -88,6 +138,14 @@ def _summary_from_row(row: sqlite3.Row) -> Summary:
     return Summary(**{c: column(c) for c in _SUMMARY_COLUMNS})
 
 
+def _repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
+    value = _column_json(row, "repetitions") or []
+    try:
+        return tuple(Repetition.from_dict(r) for r in value)
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise _Corrupt("repetitions", f"malformed ({type(e).__name__})") from None
+
+
 class SQLiteStore:
     """A store in one SQLite file."""
 
@@ -101,6 +159,13 @@ class SQLiteStore:
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> "SQLiteStore":
+        try:
+            return cls._open(path, create=create)
+        except OSError as e:  # a name too long, a path through a file, ...
+            raise StoreError(f"cannot use the store {path}: {e.strerror}; {_FIX}") from None
+
+    @classmethod
+    def _open(cls, path: Path, *, create: bool) -> "SQLiteStore":
         if path.is_dir():
             raise StoreError(f"store {path} is a directory; give the path of a file, or {_FIX}")
         if not path.exists():
@@ -110,7 +175,7 @@ class SQLiteStore:
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open the store {path}: {e}; make it readable and writable, or {_FIX}") from None
+            raise StoreError(f"{_explain(path, e, 'open')}; make it readable and writable, or {_FIX}") from None
         store = cls(conn, path)
         try:
             store._check_is_store()
@@ -178,9 +243,7 @@ class SQLiteStore:
             except sqlite3.Error as e:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                raise StoreError(
-                    f"cannot set up the store {self.path} (migration {mig.version:04d}): {e}; {_FIX}"
-                ) from None
+                raise StoreError(f"{_explain(self.path, e, f'upgrade (migration {mig.version:04d})')}") from None
 
     def _check_writable(self) -> None:
         """A real (rolled back) write, so a read-only store fails now, not mid-run."""
@@ -188,9 +251,7 @@ class SQLiteStore:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.execute("CREATE TABLE osmeter_write_check (x)")
         except sqlite3.Error as e:
-            raise StoreError(
-                f"cannot write to the store {self.path}: {e}; make the file and its directory writable, or {_FIX}"
-            ) from None
+            raise StoreError(_explain(self.path, e, "write to")) from None
         finally:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
@@ -228,7 +289,7 @@ class SQLiteStore:
         except sqlite3.Error as e:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the store {self.path}: {e}") from None
+            raise StoreError(_explain(self.path, e, "write to")) from None
 
     def create_run(self, run: NewRun) -> int:
         with self._write():
@@ -292,6 +353,15 @@ class SQLiteStore:
                 "UPDATE results SET counters = ? WHERE run_id = ? AND seq = ?", (_json(counters), run_id, seq)
             )
 
+    def set_content_hash(self, run_id: int, digest: str) -> None:
+        """What an imported run was made from (migration 0004)."""
+        with self._write():
+            self._conn.execute("UPDATE runs SET content_sha256 = ? WHERE id = ?", (digest, run_id))
+
+    def runs_with_content(self, digest: str) -> list[int]:
+        """The runs imported from the same bytes."""
+        return [int(r[0]) for r in self._read("SELECT id FROM runs WHERE content_sha256 = ? ORDER BY id", (digest,))]
+
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
         with self._write():
             self._conn.execute(
@@ -307,7 +377,7 @@ class SQLiteStore:
             cur.row_factory = sqlite3.Row
             return cur.fetchall()
         except sqlite3.DatabaseError as e:
-            raise StoreError(f"cannot read the store {self.path}: {e}") from None
+            raise StoreError(_explain(self.path, e, "read")) from None
 
     _RUNS_SQL = (
         "SELECT runs.*, "
@@ -317,8 +387,14 @@ class SQLiteStore:
         " FROM runs"
     )
 
+    def _run_from_row(self, row: sqlite3.Row) -> RunInfo:
+        try:
+            return self._decode_run(row)
+        except _Corrupt as e:
+            raise _corrupt(self.path, row["id"], e) from None
+
     @staticmethod
-    def _run_from_row(row: sqlite3.Row) -> RunInfo:
+    def _decode_run(row: sqlite3.Row) -> RunInfo:
         return RunInfo(
             id=row["id"],
             label=row["label"],
@@ -330,10 +406,10 @@ class SQLiteStore:
             osmeter_version=row["osmeter_version"],
             probe_version=row["probe_version"],
             suite=row["suite"],
-            argv=json.loads(row["argv"]),
-            params=json.loads(row["params"]),
-            machine=json.loads(row["machine"]),
-            meta=json.loads(row["meta"]),
+            argv=_column_json(row, "argv"),
+            params=_column_json(row, "params"),
+            machine=_column_json(row, "machine"),
+            meta=_column_json(row, "meta"),
             counts=Counts(ok=row["n_ok"], skip=row["n_skip"], error=row["n_error"]),
         )
 
@@ -351,6 +427,9 @@ class SQLiteStore:
             run_id = int(ref)
         except ValueError:
             raise UsageError(f"a run is given by its id (a number) or 'latest', not {ref!r}") from None
+        if not 1 <= run_id <= MAX_RUN_ID:
+            raise NotFoundError(f"no run {ref} in the store {self.path}: run ids are 1 to {MAX_RUN_ID}; "
+                                "`osmeter runs` lists the runs there")
         rows = self._read(self._RUNS_SQL + " WHERE runs.id = ?", (run_id,))
         if not rows:
             raise NotFoundError(f"no run {run_id} in the store {self.path}; `osmeter runs` lists the runs there")
@@ -358,24 +437,33 @@ class SQLiteStore:
 
     @staticmethod
     def _result_from_row(row: sqlite3.Row) -> BenchResult:
-        record = json.loads(row["record"])
+        try:
+            return SQLiteStore._decode_result(row)
+        except (ValueError, TypeError, KeyError, AttributeError) as e:  # a well-formed JSON of the wrong shape
+            raise _Corrupt("a statistics column or flags", f"malformed ({type(e).__name__}: {e})") from None
+
+    @staticmethod
+    def _decode_result(row: sqlite3.Row) -> BenchResult:
+        record = _column_json(row, "record")
+        if not isinstance(record, dict):
+            raise _Corrupt("record", "not a JSON object")
         # Stored before migration 0003: the flags the probe's record carries.
-        flags = json.loads(row["flags"]) if row["flags"] else record.get("flags", [])
+        flags = _column_json(row, "flags") if row["flags"] else record.get("flags", [])
         flags = [f for f in flags if isinstance(f, str)] if isinstance(flags, list) else []
         return BenchResult(
             seq=row["seq"],
             bench=row["bench"],
-            params=json.loads(row["params"]),
+            params=_column_json(row, "params"),
             status=row["status"],
             unit=row["unit"],
             reason=row["reason"],
             summary=_summary_from_row(row) if row["status"] == "ok" else None,
             batch=row["batch"],
-            extra=json.loads(row["extra"]) if row["extra"] else {},
-            counters=json.loads(row["counters"]) if row["counters"] else None,
+            extra=_column_json(row, "extra") or {},
+            counters=_column_json(row, "counters") or None,
             record=record,
             flags=tuple(flags),
-            repetitions=tuple(Repetition.from_dict(r) for r in json.loads(row["repetitions"] or "[]")),
+            repetitions=_repetitions(row),
         )
 
     def results(self, run_id: int) -> list[BenchResult]:
@@ -384,10 +472,22 @@ class SQLiteStore:
             f"{', '.join(_SUMMARY_COLUMNS)} FROM results WHERE run_id = ? ORDER BY seq",
             (run_id,),
         )
-        return [self._result_from_row(r) for r in rows]
+        out = []
+        for r in rows:
+            try:
+                out.append(self._result_from_row(r))
+            except _Corrupt as e:
+                raise _corrupt(self.path, run_id, e, r["seq"]) from None
+        return out
 
     def samples(self, run_id: int, seq: int) -> FloatArray | None:
         rows = self._read("SELECT samples FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
         if not rows or rows[0]["samples"] is None:
             return None
-        return decode_samples(rows[0]["samples"])
+        blob = rows[0]["samples"]
+        try:
+            if not isinstance(blob, bytes):
+                raise ValueError(f"a {type(blob).__name__}, not a blob")
+            return decode_samples(blob)
+        except (zlib.error, ValueError) as e:
+            raise _corrupt(self.path, run_id, _Corrupt("samples", f"not readable samples ({e})"), seq) from None
