@@ -7,11 +7,14 @@ so a Ctrl-C during those imports is an interruption (exit 130), not a traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from typing import Sequence
+import threading
+from types import FrameType
+from typing import Any, Sequence
 
 from . import __version__
-from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError
+from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, Terminated, interruption_signal
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +58,31 @@ def _reversible(arg: str) -> bool:
         return False
 
 
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise Terminated (a KeyboardInterrupt), as SIGINT
+    does, so every exit path cleans up; the previous handlers are returned."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.signal(s, _terminate) for s in TERMINATING}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    previous = _catch_termination()
+    try:
+        return _main(argv)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     bad = _not_utf8(argv)
     if bad is not None:
@@ -69,9 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         print(f"osmeter: error: {e.message}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("osmeter: interrupted", file=sys.stderr)
-        return EXIT_SIGNAL_BASE + 2
+    except KeyboardInterrupt as e:
+        signum = interruption_signal(e)
+        by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+        print(f"osmeter: interrupted{by}", file=sys.stderr)
+        return EXIT_SIGNAL_BASE + signum
     except BrokenPipeError:
         # The reader went away (`osmeter runs | head`): not an error of ours.
         sys.stderr.close()

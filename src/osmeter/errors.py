@@ -89,6 +89,21 @@ class RegressionFound(OsmeterError):
     exit_code = EXIT_REGRESSION
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while no probe runs (between repetitions, while
+    storing): raised where Ctrl-C raises KeyboardInterrupt, so the same
+    clean-up runs and the run is marked `incomplete`, never left `running`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interruption_signal(e: BaseException) -> int:
+    """The signal behind a KeyboardInterrupt: SIGINT unless a Terminated says otherwise."""
+    return getattr(e, "signum", signal.SIGINT)
+
+
 class Interrupted(OsmeterError):
     """osmeter was stopped by a signal; finished results are kept."""
 

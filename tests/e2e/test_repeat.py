@@ -6,9 +6,12 @@ keeping what finished."""
 from __future__ import annotations
 
 import math
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from osmeter.errors import EXIT_BENCH_ERRORS
 from osmeter.repeats import UNSTABLE_SPREAD
@@ -94,3 +97,35 @@ def test_a_probe_that_dies_in_repetition_two_keeps_repetition_one(cli, fake_prob
     counts = sorted(len(x.repetitions) for x in results)
     assert counts == [1, 1, 1, 2, 2]
     assert len((tmp_path / "runs").read_text().splitlines()) == 2  # repetition 3 never started
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_between_repetitions_ends_the_run_incomplete(cli, fake_probe: FakeProbe, store_path: Path,
+                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              signum: int) -> None:
+    """A signal while no probe runs (after repetition 1, before 2 starts)
+    ends osmeter with 128+N and the run `incomplete` with repetition 1 kept,
+    never stuck `running`."""
+    from osmeter.commands import run as run_cmd
+
+    real_drive, calls = run_cmd.drive, []
+
+    def drive(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signum)
+        return real_drive(*args, **kwargs)
+
+    monkeypatch.setattr(run_cmd, "drive", drive)
+    fake_probe.set(runs_file=tmp_path / "runs")
+    before = [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)]
+    r = cli("run", "cpu.call", "--repeat", "3")
+    assert r.code == 128 + signum, r.err
+    assert "Traceback" not in r.err
+    info, results, _ = stored(store_path)
+    assert info.status == "incomplete"
+    assert signal.Signals(signum).name in (info.status_reason or "")
+    assert len((tmp_path / "runs").read_text().splitlines()) == 1
+    assert results and all(len(x.repetitions) == 1 for x in results)
+    # The handlers osmeter installed are gone again.
+    assert [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)] == before

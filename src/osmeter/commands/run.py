@@ -15,7 +15,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, Interrupted, ProbeError, RecordError, StoreError, UsageError
+from ..errors import (
+    EXIT_BENCH_ERRORS,
+    EXIT_OK,
+    Interrupted,
+    ProbeError,
+    RecordError,
+    StoreError,
+    UsageError,
+    interruption_signal,
+)
 from ..probe import (
     PROBE_BENCH_FAILED_EXIT,
     PROBE_USAGE_EXIT,
@@ -318,9 +327,9 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
         progress.close()
         _try_finish(recorder, "the store could not be written")
         raise
-    except KeyboardInterrupt:  # Ctrl-C outside a probe's lifetime (between repetitions)
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP outside a probe's lifetime (between repetitions)
         progress.close()
-        _try_finish(recorder, "osmeter interrupted by SIGINT")
+        _try_finish(recorder, f"osmeter interrupted by {_signame(interruption_signal(e))}")
         raise
     except BaseException as e:  # never leave the run 'running'
         progress.close()
