@@ -13,7 +13,7 @@ import threading
 from types import FrameType
 from typing import Any, Sequence
 
-from . import __version__
+from . import __version__, textsafe
 from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, Terminated, interruption_signal
 
 
@@ -94,7 +94,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(args.handler(args))
     except OsmeterError as e:
         sys.stdout.flush()
-        print(f"osmeter: error: {e.message}", file=sys.stderr)
+        print(f"osmeter: error: {textsafe.terminal(e.message)}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt as e:
         signum = interruption_signal(e)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from typing import IO
 
+from . import textsafe
 from .recorder import Event, InstanceDone, InstanceStarted, RepetitionStarted, RunStarted
 from .records import describe_instance
 from .report.table import fmt_num
@@ -43,7 +44,8 @@ class PlainProgress:
         self._done = 0
 
     def _print(self, text: str) -> None:
-        self._out.write(text + "\n")
+        # Names, params and reasons come from the probe: no escape sequence of theirs reaches the terminal.
+        self._out.write(textsafe.terminal(text) + "\n")
         self._out.flush()
 
     def show(self, event: Event | None) -> None:

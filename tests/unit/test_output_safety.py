@@ -155,3 +155,25 @@ def test_textsafe() -> None:
     assert textsafe.terminal("unterminated \x1b]0;title") == "unterminated "
     assert textsafe.line("a\tb\nc") == "a b c"
     assert textsafe.json_text('"\x9b\u202e"') == '"\\u009b\\u202e"'
+
+
+def test_errors_warnings_and_progress_strip_terminal_escapes(cli, store_path: Path, tmp_path: Path) -> None:
+    """What osmeter says on stderr quotes input (a file name, a record's
+    type, a probe's message): none of its escapes reach the terminal."""
+    # An error quoting a hostile file name.
+    r = cli("export", "latest", "-o", str(tmp_path / f"x{ESC}.zzz"))
+    assert r.code != 0 and "osmeter: error:" in r.err
+    assert not any(c in r.err for c in HOSTILE_TERMINAL), repr(r.err)
+    # A warning quoting a record's unknown type.
+    src = (Path(__file__).parent.parent / "data" / "run_x86_64.jsonl").read_text().splitlines()
+    hostile_file = tmp_path / "hostile.jsonl"
+    hostile_file.write_text("\n".join([src[0], json.dumps({"type": f"x{ESC}{C1}{RLO}"}), *src[1:]]) + "\n")
+    r = cli("import", str(hostile_file))
+    assert r.code == 0, r.err
+    assert "unknown type" in r.err and not any(c in r.err for c in HOSTILE_TERMINAL), repr(r.err)
+    # Progress lines carry the probe's names and reasons.
+    from osmeter.progress import PlainProgress
+
+    out = io.StringIO()
+    PlainProgress(out)._print(f"skip: cpu.call{ESC}{C1}: {RLO}reason")
+    assert not any(c in out.getvalue() for c in HOSTILE_TERMINAL), repr(out.getvalue())

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import textsafe
 from ..errors import ImportFileError, RecordError
 from ..recorder import RunContext, RunRecorder
 from ..records import MAX_LINE_BYTES, End, Meta, Record, Unknown, parse_line
@@ -271,12 +272,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if files[-1].cut_line is not None:
-        print(f"osmeter: warning: ignored line {files[-1].cut_line} of {files[-1].path}: it is cut off",
+        print(f"osmeter: warning: ignored line {files[-1].cut_line} of {textsafe.line(str(files[-1].path))}: it is cut off",
               file=sys.stderr)
     for warning in recorder.warnings:
-        print(f"osmeter: warning: {warning}", file=sys.stderr)
+        print(f"osmeter: warning: {textsafe.line(warning)}", file=sys.stderr)
     for note in recorder.notes:
-        print(f"osmeter: note: {note}", file=sys.stderr)
+        print(f"osmeter: note: {textsafe.line(note)}", file=sys.stderr)
     names = ", ".join(map(str, paths))
     reps = f", {len(files)} repetitions" if len(files) > 1 else ""
     print(

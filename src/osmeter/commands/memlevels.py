@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from .. import textsafe
 from ..memlevels import analyse_results, render_text
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option
@@ -41,8 +42,8 @@ def mem_levels(store: Any, ref: str, as_json: bool) -> str:
     analyses = analyse_results(store.results(info.id), info.machine)
     if as_json:
         doc = {"schema": MEMLEVELS_SCHEMA, "run": info.id, "curves": [a.as_dict() for a in analyses]}
-        return json.dumps(doc, indent=2) + "\n"
-    return f"run {info.id}\n" + render_text(analyses)
+        return textsafe.json_text(json.dumps(doc, indent=2)) + "\n"
+    return textsafe.terminal(f"run {info.id}\n" + render_text(analyses))
 
 
 def run(args: argparse.Namespace) -> int:

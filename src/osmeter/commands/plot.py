@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import textsafe
 from .. import outfile
 from ..errors import UsageError
 from ..report import plots
@@ -79,6 +80,6 @@ def run(args: argparse.Namespace) -> int:
         written.append(path)
         print(path)
     for f in failures:
-        print(f"osmeter: warning: the {f.family} figures could not be drawn: {f.message}", file=sys.stderr)
+        print(f"osmeter: warning: the {f.family} figures could not be drawn: {textsafe.line(f.message)}", file=sys.stderr)
     print(f"wrote {len(written)} figure(s) to {directory}", file=sys.stderr)
     return 0

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import textsafe
 from ..errors import (
     EXIT_BENCH_ERRORS,
     EXIT_OK,
@@ -337,7 +338,7 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
         raise
     progress.close()
     for warning in recorder.warnings:
-        print(f"osmeter: warning: {warning}", file=sys.stderr)
+        print(f"osmeter: warning: {textsafe.line(warning)}", file=sys.stderr)
     if recorder.run_id is None:
         assert outcome.signal is not None  # drive() raised for every other way of ending here
         name = _signame(outcome.signal)
@@ -345,7 +346,7 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
     status = recorder.finish(_problem_text(outcome, recorder))
     assert status is not None
     for note in recorder.notes:
-        print(f"osmeter: note: {note}", file=sys.stderr)
+        print(f"osmeter: note: {textsafe.line(note)}", file=sys.stderr)
     _note_unexpected_exit(recorder, outcome.returncode)
     sys.stdout.write(render_stored_run(store, str(recorder.run_id), as_json))
     sys.stdout.flush()

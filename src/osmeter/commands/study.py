@@ -32,6 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .. import textsafe
 from ..errors import MissingDependencyError, UsageError
 from ..probe import locate_probe
 from ..progress import make_progress
@@ -240,12 +241,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("the study was interrupted before it started; nothing stored")
         status = recorder.finish(_problem_text(outcome, recorder))
         for note in recorder.notes:
-            print(f"osmeter: note: {note}", file=sys.stderr)
+            print(textsafe.line(f"osmeter: note: {note}"), file=sys.stderr)
         written = write_outputs(store, recorder.run_id, directory)
         sys.stdout.write((directory / "fork-study.txt").read_text(encoding="utf-8"))
         for r in recorder.results:
             if r.status != "ok":
-                print(f"{r.status}: task.fork {r.params}: {r.reason}")
+                print(textsafe.line(f"{r.status}: task.fork {r.params}: {r.reason}"))
         print(f"run {recorder.run_id} ({status}): {forks} forks per point, {elapsed:.0f} s")
         for path in written:
             print(path)
