@@ -92,8 +92,9 @@ def test_sysinfo_command_fits_columns(cli, real_probe: str, monkeypatch: pytest.
 
 
 def test_human_bytes() -> None:
-    assert [human_bytes(n) for n in (512, 1024, 4096, 40960, 1572864, 4096000, 64 << 20, 3 << 30, 1 << 40)] == [
-        "512 B", "1 KiB", "4 KiB", "40 KiB", "1.5 MiB", "3.906 MiB", "64 MiB", "3 GiB", "1 TiB"]
+    sizes = (512, 1024, 4096, 5184, 40960, 1572864, 4096000, 64 << 20, 3 << 30, 1 << 40, 25276514304)
+    assert [human_bytes(n) for n in sizes] == ["512 B", "1 KiB", "4 KiB", "5.062 KiB", "40 KiB", "1536 KiB",
+                                               "4000 KiB", "64 MiB", "3 GiB", "1 TiB", "23.54 GiB"]
 
 
 def test_table_wraps_only_the_columns_it_may() -> None:

@@ -29,14 +29,18 @@ _BINARY = (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10))
 
 
 def human_bytes(n: float) -> str:
-    """A byte count in binary units: 4096 -> '4 KiB', 1572864 -> '1.5 MiB',
-    25276514304 -> '23.54 GiB'; under 1 KiB, '512 B'. At most 4 significant
-    digits, exact whole numbers without a decimal point."""
+    """A byte count in binary units: 4096 -> '4 KiB', 1572864 -> '1536 KiB',
+    25276514304 -> '23.54 GiB'; under 1 KiB, '512 B'. A whole number of a
+    unit (under 100000 of it) is shown so: 4096000 -> '4000 KiB', as LEBench
+    names it; otherwise the largest unit, at most 4 significant digits."""
+    for unit, shift in _BINARY:
+        v = n / (1 << shift)
+        if abs(v) >= 1 and v == int(v) and abs(v) < 100000:
+            return f"{v:.0f} {unit}"
     for unit, shift in _BINARY:
         if abs(n) >= 1 << shift:
             v = n / (1 << shift)
-            text = f"{v:.0f}" if v == int(v) else f"{v:.4g}" if v < 1000 else f"{v:.0f}"
-            return f"{text} {unit}"
+            return f"{v:.4g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
     return f"{n:.0f} B" if n == int(n) else f"{n:.4g} B"
 
 
