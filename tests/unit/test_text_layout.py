@@ -106,3 +106,11 @@ def test_table_wraps_only_the_columns_it_may() -> None:
     assert "".join(line[9:].strip() for line in lines[2:-1]).endswith("{one|two|three|four|five|six|seven|eight}")
     one_line = render_table(["name", "description"], rows)
     assert len(one_line.splitlines()) == 4
+
+
+def test_runs_shows_a_missing_label_as_a_dash(cli, store_path) -> None:
+    from ..conftest import import_fixture
+
+    import_fixture(store_path)  # no label, no suite
+    row = cli("runs").out.splitlines()[2].split()
+    assert row[0] == "1" and row[1] == "-" and row[4] == "-", row

@@ -48,7 +48,7 @@ def render_runs(runs: list[RunInfo]) -> str:
     rows = [
         [
             str(r.id),
-            r.label or "",
+            r.label or "-",
             r.start_time,
             r.status,
             r.suite or "-",
