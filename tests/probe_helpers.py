@@ -31,16 +31,17 @@ REQUIRE = {
 }
 
 
-def optional_tool_missing(message: str, kind: str) -> None:
+def optional_tool_missing(message: str, kind: str | None = None) -> None:
     """Skip for a missing optional tool of `kind` (a key of REQUIRE), or fail
-    when its variable or OSMETER_TEST_REQUIRE_OPTIONAL is 1."""
+    when its variable or OSMETER_TEST_REQUIRE_OPTIONAL is 1 (without a kind,
+    only the latter)."""
     import pytest  # noqa: PLC0415 (this module is also used outside pytest)
 
-    variable = REQUIRE[kind]
-    for name in (variable, REQUIRE_OPTIONAL):
+    names = ([REQUIRE[kind]] if kind else []) + [REQUIRE_OPTIONAL]
+    for name in names:
         if os.environ.get(name) == "1":
             pytest.fail(f"{message} ({name}=1: the test must run here)")
-    pytest.skip(f"{message}; set {variable}=1 to make this a failure")
+    pytest.skip(f"{message}; set {names[0]}=1 to make this a failure")
 
 
 # Tiny budgets for per-benchmark tests: plausibility, not precision.

@@ -54,3 +54,13 @@ def test_ci_requires_every_tool_and_the_readme_names_them() -> None:
     for package in ("chromium", "gcc-aarch64-linux-gnu", "gcc-arm-linux-gnueabihf", "gcc-riscv64-linux-gnu",
                     "qemu-user-static"):
         assert package in readme, package
+
+
+def test_without_a_kind_only_require_optional_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REQUIRE["browser"], "1")
+    with pytest.raises(pytest.skip.Exception) as e:
+        optional_tool_missing("thing is missing")
+    assert REQUIRE_OPTIONAL in str(e.value)
+    monkeypatch.setenv(REQUIRE_OPTIONAL, "1")
+    with pytest.raises(pytest.fail.Exception):
+        optional_tool_missing("thing is missing")
