@@ -26,16 +26,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 
 
-# Tests marked `slow` (tens of seconds each) run when this variable is 1, as
-# CI sets it (.ci/run); the README's test command skips them, so it stays
-# under five minutes on a 2-core machine.
+# Tests marked `slow` (tens of seconds each: the fork study, the cross builds
+# under qemu) run when this variable is 1, as CI sets it (.ci/run), or when
+# `-m` names them (`pytest -m slow` runs just those); the README's test
+# command skips them, so it stays under four minutes on a 2-core machine.
 RUN_SLOW = "OSMETER_TEST_SLOW"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get(RUN_SLOW) == "1":
+    if os.environ.get(RUN_SLOW) == "1" or "slow" in (config.getoption("markexpr", "") or ""):
         return
-    skip = pytest.mark.skip(reason=f"slow: set {RUN_SLOW}=1 to run it (CI does)")
+    skip = pytest.mark.skip(reason=f"slow: set {RUN_SLOW}=1 (CI does) or run pytest -m slow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)

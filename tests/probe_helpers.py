@@ -19,19 +19,29 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # Optional tools (Chromium, cross compilers, qemu-user): a test that needs one
-# skips with the install hint where it is missing, so the README's test
-# command passes on a fresh machine; CI installs them and sets this variable,
-# which turns the skip into a failure (.ci/run).
+# skips with the Debian package to install where it is missing, so the
+# README's test command passes on a fresh machine. Each kind has a variable
+# that turns its skip into a failure, and OSMETER_TEST_REQUIRE_OPTIONAL=1
+# does it for all of them; CI installs everything and sets them (.ci/run).
 REQUIRE_OPTIONAL = "OSMETER_TEST_REQUIRE_OPTIONAL"
+REQUIRE = {
+    "browser": "OSMETER_REQUIRE_BROWSER",  # headless Chromium (the report's browser test)
+    "cross": "OSMETER_REQUIRE_CROSS",  # aarch64/armv7/riscv64 cross compilers
+    "qemu": "OSMETER_REQUIRE_QEMU",  # qemu-user, to run the cross-built probes
+}
 
 
-def optional_tool_missing(message: str) -> None:
-    """Skip (or, with OSMETER_TEST_REQUIRE_OPTIONAL=1, fail) for a missing optional tool."""
+def optional_tool_missing(message: str, kind: str | None = None) -> None:
+    """Skip for a missing optional tool of `kind` (a key of REQUIRE), or fail
+    when its variable or OSMETER_TEST_REQUIRE_OPTIONAL is 1 (without a kind,
+    only the latter)."""
     import pytest  # noqa: PLC0415 (this module is also used outside pytest)
 
-    if os.environ.get(REQUIRE_OPTIONAL) == "1":
-        pytest.fail(f"{message} ({REQUIRE_OPTIONAL}=1: optional tools are required here)")
-    pytest.skip(message)
+    names = ([REQUIRE[kind]] if kind else []) + [REQUIRE_OPTIONAL]
+    for name in names:
+        if os.environ.get(name) == "1":
+            pytest.fail(f"{message} ({name}=1: the test must run here)")
+    pytest.skip(f"{message}; set {names[0]}=1 to make this a failure")
 
 
 # Tiny budgets for per-benchmark tests: plausibility, not precision.

@@ -67,8 +67,8 @@ def probe_sysinfo(probe: Path) -> tuple[MachineInfo, dict[str, Any]]:
 
 
 def format_value(value: Any) -> str:
-    """A machine value for a terminal: null as '-', lists and objects as compact JSON."""
-    if value is None:
+    """A machine value on one line: null or empty as '-', lists and objects as compact JSON."""
+    if value is None or value == "":
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -81,3 +81,36 @@ def machine_text(machine: Mapping[str, Any], key: str) -> str | None:
     """A machine value as text, or None when missing or null."""
     value = machine.get(key)
     return None if value is None else format_value(value)
+
+
+# Lists `osmeter sysinfo` shows as a count unless asked for (--flags): a CPU
+# has a hundred flags or more.
+FOLDED_KEYS = {"cpu_flags": "--flags"}
+
+
+def _scalar_text(key: str, value: Any, exact: bool = True) -> str:
+    """One value for `osmeter sysinfo`: sizes (keys ending in _bytes) in
+    KiB/MiB/GiB (`exact`: with the byte count), null or empty as '-'."""
+    from .report.table import human_bytes  # noqa: PLC0415 (report imports this module)
+
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bytes") and value >= 1024:
+        return f"{human_bytes(value)} ({value})" if exact else human_bytes(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(", ", ": "))
+    return format_value(value)
+
+
+def display_value(key: str, value: Any, unfold: bool = False) -> str:
+    """A machine value for `osmeter sysinfo`'s text output, one item a line:
+    a list of words space-separated (wrapped by the table), a list of
+    objects one object a line (`key=value, ...`), an object one `key: value`
+    a line; the lists of FOLDED_KEYS as a count unless `unfold`."""
+    if isinstance(value, list) and value and all(not isinstance(v, (list, dict)) for v in value):
+        if key in FOLDED_KEYS and not unfold:
+            return f"{len(value)} (osmeter sysinfo {FOLDED_KEYS[key]} lists them)"
+        return " ".join(_scalar_text(key, v) for v in value)
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return "\n".join(", ".join(f"{k}={_scalar_text(k, v, False)}" for k, v in item.items()) for item in value)
+    if isinstance(value, dict) and value:
+        return "\n".join(f"{k}: {_scalar_text(k, v)}" for k, v in value.items())
+    return _scalar_text(key, value)

@@ -41,7 +41,7 @@ def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_pa
     assert header.split() == ["benchmark", "params", "median", "95%", "CI", "of", "median", "best", "CV", "%", "n",
                               "unit", "lebench_kbest"]
     row = next(l for l in out.splitlines() if l.startswith("syscall.null"))
-    assert row.split() == ["syscall.null", "45.06", "44.78", "..", "45.33", "43.57", "1.3", "60", "ns", "43.57"]
+    assert row.split() == ["syscall.null", "-", "45.06", "44.78", "..", "45.33", "43.57", "1.3", "60", "ns", "43.57"]
     assert "skipped:\n  file.read_cold size=4096: needs root" in out
     assert "errors:\n  ctxsw.pipe placement=same_cpu: fork: Resource temporarily unavailable" in out
     assert "warning [high-cv]" in out

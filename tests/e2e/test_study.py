@@ -33,6 +33,7 @@ def osmeter(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
                           timeout=timeout)
 
 
+@pytest.mark.slow  # ~35 s: the quick fork study, measured for real
 def test_fork_study_is_one_run_with_figures_and_a_table(real_probe: str, store_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "study"
     p = osmeter("study", "fork", "--forks", "3", "-o", str(out))

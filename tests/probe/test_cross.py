@@ -6,7 +6,7 @@ Timings mean nothing under qemu; these tests check correctness only (valid
 JSON Lines, the right architecture, every benchmark measured or skipped with
 a reason, positive finite medians). Each architecture is built once per
 session. A missing cross compiler or qemu skips with the Debian package to
-install.
+install, or fails with OSMETER_REQUIRE_CROSS=1 / OSMETER_REQUIRE_QEMU=1.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 
 from probe_helpers import REPO, optional_tool_missing
 
-pytestmark = pytest.mark.cross
+pytestmark = [pytest.mark.cross, pytest.mark.slow]  # ~35 s: three cross builds
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,11 @@ class CrossBuild:
 
 def _tools_or_skip(t: Target) -> None:
     if not shutil.which("cmake"):
-        optional_tool_missing("cmake is missing (Debian: apt-get install cmake)")
+        optional_tool_missing("cmake is missing (Debian: apt-get install cmake)", "cross")
     if not shutil.which(f"{t.prefix}-gcc"):
-        optional_tool_missing(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})")
+        optional_tool_missing(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})", "cross")
     if not shutil.which(t.qemu):
-        optional_tool_missing(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)")
+        optional_tool_missing(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)", "qemu")
 
 
 @pytest.fixture(scope="session", params=TARGETS, ids=[t.name for t in TARGETS])

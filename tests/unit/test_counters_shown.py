@@ -90,7 +90,7 @@ def test_run_and_show_print_counters_as_their_own_table(cli, fake_probe: FakePro
     units = next(l for l in lines if l.startswith("benchmark")).split()
     assert names == ["task-clock", "page-faults"] and units == ["benchmark", "params", "ns/op", "/op"]
     rows = {l.split()[0]: l.split()[1:] for l in lines if l.startswith(("cpu.", "syscall.", "task.", "file."))}
-    assert rows == {"cpu.call": ["args=0", "1.312", "0"], "syscall.null": ["47.50", "0"],
+    assert rows == {"cpu.call": ["args=0", "1.312", "0"], "syscall.null": ["-", "47.50", "0"],
                     "task.fork": ["touched_mib=1", "70829", "25.25"]}  # file.read_cold was skipped: no counters
     # unsupported counters: one line naming them and the reason, never a column or a cell
     assert r.out.count("unsupported") == 1

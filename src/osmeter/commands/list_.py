@@ -9,15 +9,24 @@ from typing import Any
 
 from ..catalog import Benchmark, Param, probe_catalog
 from ..probe import locate_probe
-from ..report.table import render_table
+from ..report.table import render_table, terminal_width
 from .options import add_json_option
 
 NAME = "list"
 HEADERS = ("name", "unit", "suites", "params (default [range])", "description")
+# Fitted to a terminal: the description with each parameter on a line under it.
+NARROW_HEADERS = ("name", "unit", "suites", "description;\nparams (default [range])")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser(NAME, help="list the benchmarks", description="List the benchmarks the probe knows.")
+    p = sub.add_parser(
+        NAME,
+        help="list the benchmarks",
+        description="List the benchmarks the probe knows. On a terminal (or with $COLUMNS set) the table "
+        "fits its width: long cells wrap and each parameter gets its own line; piped or with --wide, one "
+        "line per benchmark.",
+    )
+    p.add_argument("--wide", action="store_true", help="one line per benchmark, however wide")
     add_json_option(p, "the probe's catalogue document")
     return p
 
@@ -41,8 +50,23 @@ def benchmark_row(b: Benchmark) -> list[str]:
         b.unit,
         ",".join(b.suites) or "-",
         ", ".join(format_param(p) for p in b.params) or "-",
-        b.description + (f" (needs {', '.join(b.requires)})" if b.requires else ""),
+        description(b),
     ]
+
+
+def description(b: Benchmark) -> str:
+    return b.description + (f" (needs {', '.join(b.requires)})" if b.requires else "")
+
+
+def render_list(benchmarks: "list[Benchmark] | tuple[Benchmark, ...]", width: int | None) -> str:
+    """The catalogue as a table: one line per benchmark, or fitted to `width`."""
+    if width is None:
+        return render_table(HEADERS, [benchmark_row(b) for b in benchmarks])
+    rows = [
+        [b.name, b.unit, ", ".join(b.suites), "\n".join([description(b), *(format_param(p) for p in b.params)])]
+        for b in benchmarks
+    ]
+    return render_table(NARROW_HEADERS, rows, width=width, wrap=(2, 3))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(render_table(HEADERS, [benchmark_row(b) for b in catalog.benchmarks]) + "\n")
+        sys.stdout.write(render_list(catalog.benchmarks, None if args.wide else terminal_width()) + "\n")
     return 0

@@ -52,7 +52,7 @@ def render_runs(runs: list[RunInfo]) -> str:
     rows = [
         [
             str(r.id),
-            r.label or "",
+            r.label or "-",
             r.start_time,
             r.status,
             r.suite or "-",

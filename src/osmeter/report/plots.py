@@ -78,9 +78,83 @@ def fixed_figure(width: float, height: float, left: float, bottom: float = 0.5, 
     return fig
 
 
+def text_inches(text: str, size: float = 9.0) -> float:
+    """How wide `text` is when drawn in the osmeter style's font at `size` points, in inches."""
+    import matplotlib
+
+    matplotlib.rcParams.update(_STYLE)
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    dpi = PNG_DPI  # hinting makes text at low resolutions narrower than drawn
+    renderer = RendererAgg(10, 10, dpi)
+    width, _, _ = renderer.get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+    return float(width) / dpi
+
+
 def label_inches(labels: Sequence[str], size: float = 9.0) -> float:
-    """About how wide the longest label is when drawn, in inches."""
-    return 0.55 * size / 72 * max((len(s) for s in labels), default=0)
+    """How wide the longest label is when drawn, in inches (a little spare)."""
+    return 1.03 * max((text_inches(s, size) for s in labels), default=0.0)
+
+
+def wrap_title(text: str, width_inches: float, size: float = 10.0) -> str:
+    """`text` broken at spaces into lines no wider than `width_inches` when
+    drawn (a title that would run off the figure); a newline in it is kept."""
+    lines: list[str] = []
+    for part in text.split("\n"):
+        current = ""
+        for word in part.split(" "):
+            candidate = f"{current} {word}" if current else word
+            if current and text_inches(candidate, size) > width_inches:
+                lines.append(current)
+                current = word
+            else:
+                current = candidate
+        lines.append(current)
+    return "\n".join(lines)
+
+
+def set_title(ax: Any, text: str) -> None:
+    """The axes' title, wrapped to the figure's width (less a margin)."""
+    fig = ax.get_figure()
+    width = fig.get_figwidth() - 0.5  # the figure's padding, and a little spare
+    ax.set_title(wrap_title(text, width, float(_STYLE["axes.titlesize"])))
+
+
+def separate_labels(fig: "Figure", labels: Sequence[Any], step_points: float = 2.0, rounds: int = 40) -> None:
+    """Move annotations (made with textcoords="offset points") apart until no
+    two overlap: the later of an overlapping pair moves up, or down when its
+    offset already points down, a little at a time; one that runs off the
+    right of its axes is anchored by its right end instead. Lays the figure
+    out first (constrained layout), so positions are final ones."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not labels:
+        return
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    renderer = canvas.get_renderer()
+    for label in labels:
+        box, axes_box = label.get_window_extent(renderer), label.axes.get_window_extent(renderer)
+        if box.x1 > axes_box.x1 and label.get_horizontalalignment() == "left":
+            label.set_horizontalalignment("right")
+            x, y = label.xyann
+            label.xyann = (-x, y)
+            if getattr(label, "right_xy", None) is not None:
+                label.xy = label.right_xy
+    pad = step_points * fig.dpi / 72
+    for _ in range(rounds):
+        boxes = [label.get_window_extent(renderer).expanded(1.0, 1.0).padded(1) for label in labels]
+        moved = False
+        for j in range(1, len(labels)):
+            for i in range(j):
+                if boxes[i].overlaps(boxes[j]):
+                    x, y = labels[j].xyann
+                    labels[j].xyann = (x, y - step_points if y < 0 else y + step_points)
+                    boxes[j] = boxes[j].translated(0, -pad if y < 0 else pad)
+                    moved = True
+        if not moved:
+            return
 
 
 def figure(width: float = 6.4, height: float = 3.6) -> "Figure":
@@ -220,7 +294,7 @@ def _histogram(title: str, axis_label: str, x: np.ndarray, median: float, kbest:
         ax.plot([], [], " ", label=f"{beyond} above {hi:.4g} not shown (max {float(np.max(x)):.4g})")
     ax.set_xlabel(axis_label + (" — log scale" if log else ""))
     ax.set_ylabel("samples")
-    ax.set_title(title)
+    set_title(ax, title)
     ax.legend(loc="upper right")
     return fig
 
@@ -263,7 +337,7 @@ def _violins(
     ax.set_yticks(positions, labels)
     ax.set_ylim(0.4, count + 0.6)
     ax.set_xlabel(axis_label + (" — log scale" if log else ""))
-    ax.set_title(title)
+    set_title(ax, title)
     fig.legend(loc="lower center", ncol=2, frameon=False)
     ax.grid(axis="y", visible=False)
     return fig

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+import sys
 import textwrap
 from typing import Sequence
 
@@ -22,24 +25,79 @@ def fmt_num(value: float | int | None, digits: int = 4) -> str:
     return f"{value:.{decimals}f}"
 
 
+_BINARY = (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10))
+
+
+def human_bytes(n: float) -> str:
+    """A byte count in binary units: 4096 -> '4 KiB', 1572864 -> '1536 KiB',
+    25276514304 -> '23.54 GiB'; under 1 KiB, '512 B'. A whole number of a
+    unit (under 100000 of it) is shown so: 4096000 -> '4000 KiB', as LEBench
+    names it; otherwise the largest unit, at most 4 significant digits."""
+    for unit, shift in _BINARY:
+        v = n / (1 << shift)
+        if abs(v) >= 1 and v == int(v) and abs(v) < 100000:
+            return f"{v:.0f} {unit}"
+    for unit, shift in _BINARY:
+        if abs(n) >= 1 << shift:
+            v = n / (1 << shift)
+            return f"{v:.4g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
+    return f"{n:.0f} B" if n == int(n) else f"{n:.4g} B"
+
+
 def fmt_percent(fraction: float | None) -> str:
     if fraction is None or math.isnan(fraction):
         return "-"
     return f"{100 * fraction:.1f}"
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] = ()) -> str:
+def terminal_width() -> int | None:
+    """The width a text table should fit: $COLUMNS when set, else the
+    terminal's when stdout is one; None (no limit) when the output goes to a
+    pipe or a file, so each row stays one greppable line."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return None
+
+
+MISSING = "-"  # every text table's cell for a value that is missing, unknown or none
+
+
+def render_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    right: Sequence[bool] = (),
+    width: int | None = None,
+    wrap: Sequence[int] = (),
+) -> str:
     """Columns padded to their widest cell; `right[i]` right-aligns column i.
 
-    A header may span lines ("task-clock\nns/op"): the heading gets as many
-    lines as its tallest header, shorter ones are blank at the top."""
+    Callers show a missing, unknown or empty value as MISSING ('-'), the
+    one convention of the text tables; a blank cell is layout (the row
+    continues the one above) or an annotation with nothing to say. A header may span lines ("task-clock\nns/op"): the heading gets
+    as many lines as its tallest header, shorter ones are blank at the top.
+
+    With `width`, the columns listed in `wrap` are narrowed (in that order,
+    never under WRAP_MIN characters) until every line fits in `width`, and
+    their cells wrap onto more lines at spaces; a newline in a cell always
+    starts a new line. Without `width` every row is one line: a cell's
+    newlines show as '; '."""
     split = [h.split("\n") for h in headers]
     height = max((len(h) for h in split), default=1)
     head_lines = [[""] * (height - len(h)) + h for h in split]
+    if width is None:
+        rows = [[c.replace("\n", "; ") for c in row] for row in rows]
     widths = [max(len(part) for part in h) for h in head_lines]
     for row in rows:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
+            widths[i] = max(widths[i], *(len(part) for part in cell.split("\n")))
+    if width is not None:
+        _narrow(widths, head_lines, wrap, width)
 
     def line(cells: Sequence[str]) -> str:
         padded = [
@@ -49,18 +107,66 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: S
 
     out = [line([h[k] for h in head_lines]) for k in range(height)]
     out.append(line(["-" * w for w in widths]))
-    out.extend(line(r) for r in rows)
+    for row in rows:
+        parts = [_cell_lines(c, widths[i]) if i in wrap else c.split("\n") for i, c in enumerate(row)]
+        tall = max((len(p) for p in parts), default=1)
+        out.extend(line([p[k] if k < len(p) else "" for p in parts]) for k in range(tall))
     return "\n".join(out)
 
 
+WRAP_MIN = 16  # characters: a wrapped column is never narrower (nor narrower than its header)
+
+
+def _narrow(widths: list[int], head_lines: Sequence[Sequence[str]], wrap: Sequence[int], width: int) -> None:
+    """Narrow the `wrap` columns, in that order, each down to its floor, until
+    the table fits in `width` (or every one is at its floor)."""
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for i in wrap:
+        if excess <= 0:
+            return
+        floor = max(WRAP_MIN, *(len(h) for h in head_lines[i]))
+        step = min(excess, max(0, widths[i] - floor))
+        widths[i] -= step
+        excess -= step
+
+
+_PIECE = re.compile(r"[^ |]*\|?|[^ ]+")
+
+
+def _cell_lines(cell: str, width: int, hang: str = "") -> list[str]:
+    """A cell's lines at `width` characters: its own newlines kept, each part
+    wrapped at spaces or after a '|' ("{a|b|c}"), its continuation lines
+    starting with `hang`; a word still longer than the column is cut."""
+    lines: list[str] = []
+    for part in cell.split("\n"):
+        current = ""
+        for word in part.split(" "):
+            pieces = [m for m in _PIECE.findall(word) if m] or [""]
+            for k, piece in enumerate(pieces):
+                joined = current + ("" if k or not current else " ") + piece
+                if len(joined) <= width or not current:
+                    current = joined
+                else:
+                    lines.append(current)
+                    current = hang + piece
+                while len(current) > width:
+                    lines.append(current[:width])
+                    current = hang + current[width:]
+        lines.append(current.rstrip())
+    return lines
+
+
 def render_pairs(pairs: Sequence[tuple[str, str, str]], width: int = 100) -> str:
-    """`key  value` lines; long values wrap under the value column, and a
+    """`key  value` lines; long values wrap under the value column (a newline
+    in a value starts a new line there, and then a line wrapped from it is
+    indented; an empty value shows as '-'), and a
     non-empty third element is shown on the next line, indented, after '#'."""
     key_width = max((len(k) for k, _, _ in pairs), default=0)
     indent = " " * (key_width + 2)
     out = []
     for key, value, note in pairs:
-        body = textwrap.wrap(value, max(20, width - len(indent)), break_on_hyphens=False) or [""]
+        body = _cell_lines(value if value.strip() else MISSING, max(20, width - len(indent)),
+                           "  " if "\n" in value else "")
         out.append(f"{key.ljust(key_width)}  {body[0]}".rstrip())
         out.extend(indent + more for more in body[1:])
         if note:

@@ -15,7 +15,7 @@ from . import counters as ctr
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
-from .table import fmt_num, fmt_percent, render_table
+from .table import MISSING, fmt_num, fmt_percent, render_table
 
 
 def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
@@ -55,14 +55,14 @@ def summary_table(results: Sequence[BenchResult], names: RowNames | None = None,
         assert s is not None
         kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
         cells = [row_name or ""] if names is not None else []
-        cells += [r.bench, format_params(r.params), fmt_num(s.median), f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}",
+        cells += [r.bench, format_params(r.params) or MISSING, fmt_num(s.median), f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}",
                   fmt_num(sm.best(r))]
         if names is not None:
             cells += [kbest, fmt_num(s.mean)]
         cells += [fmt_percent(s.cv), str(s.n)]
         if with_r:
             cells.append(str(sm.repetitions(r)))
-        cells.append(r.unit or "")
+        cells.append(r.unit or MISSING)
         if names is None:
             cells.append(kbest)
         if with_flags:
@@ -105,7 +105,7 @@ def render_counters(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) 
     cols = ctr.columns(measured)
     parts = [f"{ctr.HEADING.lower()} (docs/methods/counters.md; task-clock is CPU time, not latency):"]
     if cols:
-        lead = [[r.bench, format_params(r.params)] for r in measured]
+        lead = [[r.bench, format_params(r.params) or MISSING] for r in measured]
         cells = []
         for r in measured:
             by_name = ctr.counters_by_name(r)

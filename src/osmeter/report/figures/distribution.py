@@ -2,15 +2,36 @@
 
 One instance: a histogram with the median and lebench_kbest marked. Several
 instances (a parameter sweep): one violin per parameter set, or box plots
-when there are too many for violins. The value axis turns logarithmic when
+when there are too many for violins, labelled by the parameters that differ
+(byte counts in KiB/MiB/GiB). The value axis turns logarithmic when
 the samples span more than plots.WIDE_SPREAD×.
 """
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ...records import format_params
 from .. import plots
+from ..table import human_bytes
 from . import NamedFigure, RunData
+
+# Parameters that are byte counts (the catalogue's type "size"): shown in
+# KiB/MiB/GiB in figure labels, where 62 raw counts would be unreadable.
+SIZE_PARAMS = ("size",)
+
+
+def figure_params(params: Mapping[str, Any]) -> str:
+    """Parameters for a figure label: `size=1 MiB, thp=0` (byte counts in
+    binary units, 0 kept as it is: it means "auto"), sorted by key."""
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        if (k in SIZE_PARAMS or k.endswith("_bytes")) and isinstance(v, int) and not isinstance(v, bool) and v:
+            parts.append(f"{k}={human_bytes(v)}")
+        else:
+            parts.append(format_params({k: v}))
+    return ", ".join(parts)
 
 
 def benchmarks(data: RunData) -> list[str]:
@@ -52,13 +73,12 @@ def distribution_figure(data: RunData, bench: str) -> NamedFigure | None:
     unit = units.pop() if len(units) == 1 else None
     n = len(samples)
     shared, own = split_params([dict(r.params) for r in results])
-    labels = [format_params(p) or "(defaults)" for p in own]
-    where = f" ({format_params(shared)})" if shared else ""
+    labels = [figure_params(p) or "(defaults)" for p in own]
+    where = f" ({figure_params(shared)})" if shared else ""
     title = f"{bench}{where}: distribution of {sum(s.size for s in samples)} samples" + (
         f" over {n} parameter sets" if n > 1 else ""
     )
-    two_lines = title.replace(": ", "\n", 1)  # fits the figure's width
-    fig = plots.distribution_figure(two_lines, unit, labels, samples, medians, kbests)
+    fig = plots.distribution_figure(title.replace(": ", "\n", 1), unit, labels, samples, medians, kbests)
     return NamedFigure(f"dist-{bench}", title, fig)
 
 

@@ -4,8 +4,9 @@
   working set (log2 axis), one line per curve (base pages, huge pages,
   other patterns); the levels `osmeter.memlevels` reads off each curve drawn
   as a bar over their plateau with the boundary marked, and the sysfs cache
-  sizes of the run's machine as dotted vertical lines, so agreement and
-  disagreement are visible at a glance.
+  sizes of the run's machine as dotted vertical lines named on a scale
+  above the axes, so agreement and disagreement are visible at a glance.
+  Level labels are moved apart until none overlaps another.
 - **Bandwidth curve** (`mem-bandwidth-curve`): `mem.bandwidth` GB/s
   (10^9 bytes/s) against the buffer size, one line per operation and
   thread count measured at two or more sizes, with the sysfs cache sizes.
@@ -20,6 +21,7 @@ from typing import Any
 
 from ... import memlevels
 from .. import plots
+from ..table import human_bytes
 from . import NamedFigure, RunData
 
 GB = 1e9
@@ -46,15 +48,23 @@ def _log2_size_axis(ax: Any, sizes: list[int]) -> None:
 
 
 def _sysfs_lines(ax: Any, machine: dict[str, Any], lo: int, hi: int) -> None:
+    """The sysfs cache sizes as dotted lines, named on a scale of their own
+    above the axes (where no data label can collide with them)."""
     caches = machine.get("caches") if isinstance(machine, dict) else None
+    ticks: dict[int, str] = {}
     for c in caches if isinstance(caches, list) else []:
         size, level, ctype = c.get("size_bytes"), c.get("level"), c.get("type")
         if not isinstance(size, int) or ctype == "Instruction" or not lo / 2 <= size <= hi * 2:
             continue
         ax.axvline(size, color="0.45", linestyle=":", linewidth=1)
-        ax.annotate(f"sysfs L{level} {_size_label(size)}", (size, 1), xycoords=("data", "axes fraction"),
-                    xytext=(2, -2), textcoords="offset points", rotation=90, va="top", ha="left",
-                    fontsize=7, color="0.35")
+        ticks[size] = f"L{level} {human_bytes(size)}" if size not in ticks else ticks[size] + f", L{level}"
+    if not ticks:
+        return
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(sorted(ticks), [ticks[t] for t in sorted(ticks)], fontsize=7, color="0.35")
+    top.minorticks_off()
+    top.tick_params(length=3, color="0.45")
+    top.set_xlabel("sysfs cache sizes (dotted)", fontsize=7, color="0.35")
 
 
 def latency_figure(data: RunData) -> NamedFigure | None:
@@ -65,6 +75,7 @@ def latency_figure(data: RunData) -> NamedFigure | None:
     fig = plots.figure(7.5, 4.6)
     ax = fig.add_subplot()
     sizes: list[int] = []
+    labels = []
     for a in analyses:
         x = [p.size_bytes for p in a.points]
         sizes += x
@@ -74,18 +85,22 @@ def latency_figure(data: RunData) -> NamedFigure | None:
             ax.hlines(lv.ns, lv.first_bytes, lv.last_bytes, colors=colour, linewidth=4, alpha=0.35)
             cyc = f", {lv.cycles:.1f} ref cycles" if lv.cycles is not None else ""  # TSC ticks, not core cycles
             where = "" if lv is a.detection.memory else f", ~{_size_label(lv.size_bytes)}"
-            ax.annotate(f"{lv.name}: {lv.ns:.3g} ns{cyc}{where}", (lv.first_bytes, lv.ns),
-                        xytext=(0, 4 if a.thp == 0 else -10), textcoords="offset points", fontsize=7, color=colour)
+            label = ax.annotate(f"{lv.name}: {lv.ns:.3g} ns{cyc}{where}", (lv.first_bytes, lv.ns),
+                                xytext=(0, 4 if a.thp == 0 else -10), textcoords="offset points", fontsize=7,
+                                color=colour)
+            label.right_xy = (lv.last_bytes, lv.ns)  # where it is anchored if it runs off the right
+            labels.append(label)
             if lv is not a.detection.memory:
                 # the detected size: half-way up the climb to the next level
                 ax.axvline(lv.size_bytes, color=colour, linestyle="--", linewidth=0.8, alpha=0.6)
-    _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))
     _log2_size_axis(ax, sizes)
+    _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))  # after the scale: its own axis copies it
     ax.set_yscale("log")
     ax.set_ylabel("load-to-use latency (ns per load, log scale)")
     title = "mem.latency against working set (median; bars: levels, dashed: detected sizes, dotted: sysfs)"
-    ax.set_title(title)
+    plots.set_title(ax, title)
     ax.legend(loc="lower right")
+    plots.separate_labels(fig, labels)
     return NamedFigure("mem-latency", title, fig)
 
 
@@ -110,13 +125,13 @@ def bandwidth_curve_figure(data: RunData) -> NamedFigure | None:
     for key, pts in groups.items():
         sizes += [s for s, _ in pts]
         ax.plot([s for s, _ in pts], [g for _, g in pts], marker="o", markersize=3, label=key)
-    _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))
     _log2_size_axis(ax, sizes)
+    _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))  # after the scale: its own axis copies it
     ax.set_xlabel("buffer (bytes, log2 scale; K = KiB, M = MiB)")
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10^9 bytes)")
     ax.set_ylim(bottom=0)
     title = "mem.bandwidth: bandwidth against buffer size (median; dotted: sysfs cache sizes)"
-    ax.set_title(title)
+    plots.set_title(ax, title)
     ax.legend(loc="upper right")
     return NamedFigure("mem-bandwidth-curve", title, fig)
 
@@ -147,9 +162,9 @@ def bandwidth_ops_figure(data: RunData) -> NamedFigure | None:
     ax.set_xticks(range(len(ops)))
     ax.set_xticklabels(ops)
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10^9 bytes)")
-    buf = f", {_size_label(size)}iB buffer" if isinstance(size, (int, float)) and size >= 1024 else ""
+    buf = f", {human_bytes(size)} buffer" if isinstance(size, (int, float)) and size >= 1024 else ""
     title = f"mem.bandwidth by operation (median{buf}; copies count bytes copied once)"
-    ax.set_title(title)
+    plots.set_title(ax, title)
     ax.legend(loc="upper right")
     return NamedFigure("mem-bandwidth", title, fig)
 

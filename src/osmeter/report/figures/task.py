@@ -140,7 +140,7 @@ def latency_figure(groups: dict[str, list[StudyPoint]]) -> NamedFigure:
     n = sorted({p.n for ps in groups.values() for p in ps})
     forks = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
     title = f"task.fork: latency against parent memory (median, band min-max, {forks} forks per point)"
-    ax.set_title(title)
+    plots.set_title(ax, title)
     ax.legend(loc="upper left")
     return NamedFigure("task-fork-study", title, fig)
 
@@ -175,7 +175,7 @@ def counter_figures(groups: dict[str, list[StudyPoint]]) -> list[NamedFigure]:
         what = "ratio" if unit == "ratio" else f"per fork ({shown})"
         ax.set_ylabel(f"{name} {what}")
         title = f"task.fork: {name} {'' if unit == 'ratio' else 'per fork '}against parent memory"
-        ax.set_title(title)
+        plots.set_title(ax, title)
         ax.legend(loc="best")
         figures.append(NamedFigure(f"task-fork-study-{name}", title, fig))
     return figures
