@@ -19,6 +19,7 @@ so a probe killed with SIGKILL (which cannot clean up) leaves nothing.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -152,6 +153,7 @@ class ProbeProcess:
         self.argv = list(argv)
         self._popen = popen
         self.tmpdir = tmpdir  # the probe's $TMPDIR, removed by close()
+        self._lock_fd: int | None = None  # flock held on it while we live (remove_stale_tmpdirs)
         self._lines: queue.Queue[bytes | type[_TooLong] | None] = queue.Queue()
         assert popen.stdout is not None and popen.stderr is not None
         self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="probe-stdout", daemon=True)
@@ -161,8 +163,9 @@ class ProbeProcess:
 
     @classmethod
     def start(cls, argv: Sequence[str]) -> "ProbeProcess":
+        remove_stale_tmpdirs()
         try:
-            tmpdir = tempfile.mkdtemp(prefix="osmeter-run.")
+            tmpdir, lock_fd = make_locked_tmpdir()
         except OSError as e:
             raise ProbeError(f"cannot make a temporary directory for the probe in {tempfile.gettempdir()}: "
                              f"{e.strerror}; set TMPDIR to a writable directory") from None
@@ -176,12 +179,14 @@ class ProbeProcess:
                 env={**os.environ, "TMPDIR": tmpdir},
             )
         except OSError as e:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            _remove_locked_tmpdir(tmpdir, lock_fd)
             raise ProbeError(f"cannot start {argv[0]}: {e.strerror}") from None
         except BaseException:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            _remove_locked_tmpdir(tmpdir, lock_fd)
             raise
-        return cls(argv, popen, tmpdir)
+        proc = cls(argv, popen, tmpdir)
+        proc._lock_fd = lock_fd
+        return proc
 
     def __enter__(self) -> "ProbeProcess":
         return self
@@ -293,8 +298,73 @@ class ProbeProcess:
     def remove_tmpdir(self) -> None:
         """Remove the probe's $TMPDIR and whatever a killed probe left in it."""
         if self.tmpdir is not None:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
+            _remove_locked_tmpdir(self.tmpdir, self._lock_fd)
+            self.tmpdir, self._lock_fd = None, None
+
+
+TMPDIR_PREFIX = "osmeter-run."
+TMPDIR_LOCK = ".osmeter-run.lock"
+STALE_UNLOCKED_S = 600.0  # a directory without its lock file this old was left mid-creation
+
+
+def make_locked_tmpdir() -> tuple[str, int]:
+    """A new `$TMPDIR/osmeter-run.XXXXXX` for one probe, and an flock on the
+    lock file inside it, held (close-on-exec, so not by the probe) until
+    the directory is removed. If osmeter is SIGKILLed the kernel drops the
+    lock, and the next osmeter's remove_stale_tmpdirs() removes the rest."""
+    tmpdir = tempfile.mkdtemp(prefix=TMPDIR_PREFIX)
+    try:
+        fd = os.open(os.path.join(tmpdir, TMPDIR_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a directory only we know of: cannot be held
+    return tmpdir, fd
+
+
+def _remove_locked_tmpdir(tmpdir: str, lock_fd: int | None) -> None:
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    if lock_fd is not None:
+        os.close(lock_fd)
+
+
+def remove_stale_tmpdirs(root: str | None = None) -> list[str]:
+    """Remove the probe directories (`osmeter-run.*`, ours) of osmeter
+    processes that died without cleaning up (SIGKILL, a power cut): those
+    whose lock file no living osmeter holds. Best effort; returns what went."""
+    root = root or tempfile.gettempdir()
+    removed = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry.name.startswith(TMPDIR_PREFIX) and _is_stale(entry):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
+def _is_stale(entry: os.DirEntry[str]) -> bool:
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    if not entry.is_dir(follow_symlinks=False) or st.st_uid != os.geteuid():
+        return False
+    try:
+        fd = os.open(os.path.join(entry.path, TMPDIR_LOCK), os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:  # made a moment ago (before its lock file), or long ago and half made
+        return time.time() - st.st_mtime > STALE_UNLOCKED_S
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # held: a living osmeter's
+    finally:
+        os.close(fd)
+    return True
 
 
 class SignalForwarder:

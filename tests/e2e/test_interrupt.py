@@ -111,8 +111,10 @@ def test_probe_writes_garbage(cli, fake_probe: FakeProbe, store_path: Path) -> N
     wait_for(lambda: fake_probe.processes() == [], timeout=5, what="no fake probe processes")
 
 
-def test_osmeter_killed_takes_the_probe_with_it(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
+def test_osmeter_killed_takes_the_probe_with_it(fake_probe: FakeProbe, osmeter_proc, store_path: Path,
+                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGKILL cannot be caught: --die-with-parent (PR_SET_PDEATHSIG) stops the probe."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # osmeter's work directory stays behind (next test)
     fake_probe.set(delay="5")
     proc = osmeter_proc("run")
     wait_for(lambda: len(fake_probe.processes()) == 1, timeout=10, what="the fake probe")
@@ -121,6 +123,37 @@ def test_osmeter_killed_takes_the_probe_with_it(fake_probe: FakeProbe, osmeter_p
     wait_for(lambda: fake_probe.processes() == [], timeout=5, what="the probe to die with osmeter")
     # The run row stays 'running': nothing was left alive to mark it.
     assert db_rows(store_path, "SELECT status FROM runs") in ([], [("running",)])
+
+
+def test_work_directory_of_a_killed_osmeter_goes_with_the_next_run(cli, fake_probe: FakeProbe, osmeter_proc,
+                                                                    tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL to osmeter leaves its probe directory (`osmeter-run.*`): the
+    next osmeter that starts a probe removes it, and never one in use."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read $TMPDIR in this process too
+    fake_probe.set(delay="5")
+    first = osmeter_proc("run")
+    wait_for(lambda: len(fake_probe.processes()) == 1, timeout=10, what="the fake probe")
+    second = osmeter_proc("run")  # a living osmeter's directory is left alone
+    wait_for(lambda: len(fake_probe.processes()) == 2, timeout=10, what="the second fake probe")
+    assert len(list(tmp.glob("osmeter-run.*"))) == 2
+    first.kill()
+    first.communicate(timeout=10)
+    wait_for(lambda: len(fake_probe.processes()) == 1, timeout=5, what="the first probe to die with osmeter")
+    assert len(list(tmp.glob("osmeter-run.*"))) == 2  # left behind by SIGKILL
+    both = set(tmp.glob("osmeter-run.*"))
+    fake_probe.set(delay="0")
+    assert cli("run", "cpu.call").code == 0  # the next run removes the dead one's directory
+    left = set(tmp.glob("osmeter-run.*"))
+    assert len(left) == 1 and left < both  # the living one's stays
+    second.kill()
+    second.communicate(timeout=10)
+    wait_for(lambda: fake_probe.processes() == [], timeout=5, what="the second probe")
+    probe_module.remove_stale_tmpdirs(str(tmp))
+    assert list(tmp.iterdir()) == []
 
 
 def test_signal_before_the_run_starts_stores_nothing(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
