@@ -183,3 +183,14 @@ def test_a_run_stopped_early_is_flagged_everywhere(real_probe: str, store_path: 
     assert "precision-unmet" in compared.stdout
     doc = json.loads(osmeter("compare", "1", "2", "--json").stdout)
     assert "precision-unmet" in doc["comparisons"][0]["caveat"]
+
+
+def test_param_lists_ranges_and_repeats_reach_the_probe(real_probe: str, store_path: Path) -> None:
+    """`osmeter run --param` passes lists, ranges and repeated keys to the
+    probe, which measures each value once (issue 10, item 2)."""
+    osmeter("run", "cpu.call", "--param", "args=0..1", "--param", "args=3,1", "--repeat", "1",
+            "--min-time", "0.001", "--max-time", "0.05")
+    rows = db_rows(store_path, "SELECT params FROM results ORDER BY seq")
+    assert sorted(json.loads(p)["args"] for (p,) in rows) == [0, 1, 3]
+    bad = osmeter("run", "cpu.call", "--param", "args=0..99", check=False)
+    assert bad.returncode == 2 and "0..7" in bad.stderr and "Traceback" not in bad.stderr

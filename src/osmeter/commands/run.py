@@ -79,7 +79,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. syscall.null (see `osmeter list`)")
     p.add_argument("--suite", choices=SUITES, help=f"run a suite (default when no NAME is given: {DEFAULT_SUITE})")
     p.add_argument(
-        "--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE", help="set a parameter"
+        "--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
+        help="set a parameter; KEY=A,B (or --param given again for KEY) measures each value, "
+        "KEY=A..B every integer from A to B (integer parameters)"
     )
     p.add_argument("--cpu", type=non_negative_int, metavar="N", help="pin to CPU N (default: the least busy)")
     p.add_argument("--label", help="a name for this run, shown by `osmeter runs`")
