@@ -459,7 +459,7 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
     runs = outcome.runs
     fmt = fmt.lstrip(".")
     if fmt in ("html", "htm"):
-        from ..report.html import render_comparison
+        from ..report.html_compare import render_comparison
 
         diffs = cmp.run_differences(runs)
         return render_comparison(
@@ -474,7 +474,7 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
             labels=labels,
         )
     from ..report import plots
-    from ..report.html import run_column_label
+    from ..report.html_compare import run_column_label
 
     keys: list[tuple[str, str]] = []
     row_labels: list[str] = []
