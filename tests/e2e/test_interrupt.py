@@ -265,7 +265,8 @@ def test_signal_before_meta_stores_nothing_and_leaves_nothing(fake_probe: FakePr
     fake_probe.set(start_delay="5", tmpfile=1)
     proc = osmeter_proc("run")
     wait_for(
-        lambda: any(p.name.startswith("osmeter-run.") and any(p.iterdir()) for p in tmp.iterdir()), timeout=10,
+        lambda: any(p.name.startswith("osmeter-run.") and any(q.name.startswith("osmeter-probe.") for q in p.iterdir())
+                    for p in tmp.iterdir()), timeout=10,
         what="the probe's work directory")
     proc.send_signal(signal.SIGINT)
     returncode, out, err = finish(proc)
