@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from typing import Any
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -43,6 +44,12 @@ def terminal(text: str) -> str:
 def line(text: str) -> str:
     """`terminal(text)` on one line: TAB and newline become spaces."""
     return _CONTROL_AND_SPACE.sub(" ", terminal(text))
+
+
+def say(kind: str, text: str) -> None:
+    """`osmeter: KIND: TEXT` on stderr, TEXT on one line without escapes: how
+    every warning and note reaches the user (errors: cli.main)."""
+    print(f"osmeter: {kind}: {line(text)}", file=sys.stderr)
 
 
 def scrub(obj: Any) -> Any:

@@ -36,10 +36,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-# The shared rules of every -o (osmeter.outfile); these names stay for `study`.
-check_writable = outfile.check
-write_atomically = outfile.write
-
 SUFFIXES = {".json": "json", ".csv": "csv"}
 DEFAULT_FORMAT = "json"
 

@@ -28,11 +28,10 @@ import hashlib
 import os
 import select
 import stat
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import textsafe
 from ..errors import ImportFileError, RecordError
@@ -126,24 +125,16 @@ def _too_large(path: Path, max_bytes: int, what: str) -> ImportFileError:
 
 def _read_regular(fd: int, path: Path, max_bytes: int) -> bytes:
     os.set_blocking(fd, True)
-    parts, size = [], 0
-    while True:
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            return b"".join(parts)
-        size += len(chunk)
-        if size > max_bytes:
-            raise _too_large(path, max_bytes, "is")
-        parts.append(chunk)
+    return _accumulate(lambda: os.read(fd, _CHUNK), path, max_bytes, "is")
 
 
 def _read_stream(fd: int, path: Path, max_bytes: int) -> bytes:
     """A FIFO or device: read until EOF, within the size and time limits."""
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    parts, size = [], 0
     give_up = time.monotonic() + READ_TOTAL_S
-    while True:
+
+    def chunk() -> bytes | None:
         wait = min(READ_IDLE_S, give_up - time.monotonic())
         if wait <= 0 or not poller.poll(wait * 1000):
             if time.monotonic() >= give_up:
@@ -152,14 +143,25 @@ def _read_stream(fd: int, path: Path, max_bytes: int) -> bytes:
             raise ImportFileError(f"{path} is not a regular file and sent nothing for {READ_IDLE_S:g} s; "
                                   "write the probe's output to a file and import that")
         try:
-            chunk = os.read(fd, _CHUNK)
+            return os.read(fd, _CHUNK)
         except BlockingIOError:
+            return None  # woken without data: wait again
+
+    return _accumulate(chunk, path, max_bytes, "is not a regular file and sent")
+
+
+def _accumulate(read: Callable[[], bytes | None], path: Path, max_bytes: int, what: str) -> bytes:
+    """Chunks from `read` until it gives b"" (EOF; None: nothing yet), at most max_bytes."""
+    parts, size = [], 0
+    while True:
+        chunk = read()
+        if chunk is None:
             continue
         if not chunk:
             return b"".join(parts)
         size += len(chunk)
         if size > max_bytes:
-            raise _too_large(path, max_bytes, "is not a regular file and sent")
+            raise _too_large(path, max_bytes, what)
         parts.append(chunk)
 
 
@@ -272,13 +274,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if files[-1].cut_line is not None:
-        print(f"osmeter: warning: ignored line {files[-1].cut_line} of {textsafe.line(str(files[-1].path))}: it is cut off",
-              file=sys.stderr)
+        textsafe.say("warning", f"ignored line {files[-1].cut_line} of {files[-1].path}: it is cut off")
     for warning in recorder.warnings:
-        print(f"osmeter: warning: {textsafe.line(warning)}", file=sys.stderr)
+        textsafe.say("warning", warning)
     for note in recorder.notes:
-        print(f"osmeter: note: {textsafe.line(note)}", file=sys.stderr)
-    names = ", ".join(map(str, paths))
+        textsafe.say("note", note)
+    names = textsafe.line(", ".join(map(str, paths)))
     reps = f", {len(files)} repetitions" if len(files) > 1 else ""
     print(
         f"imported {names} as run {recorder.run_id} ({status}{reps}): "

@@ -80,6 +80,6 @@ def run(args: argparse.Namespace) -> int:
         written.append(path)
         print(path)
     for f in failures:
-        print(f"osmeter: warning: the {f.family} figures could not be drawn: {textsafe.line(f.message)}", file=sys.stderr)
+        textsafe.say("warning", f"the {f.family} figures could not be drawn: {f.message}")
     print(f"wrote {len(written)} figure(s) to {directory}", file=sys.stderr)
     return 0

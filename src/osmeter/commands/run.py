@@ -340,7 +340,7 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
         raise
     progress.close()
     for warning in recorder.warnings:
-        print(f"osmeter: warning: {textsafe.line(warning)}", file=sys.stderr)
+        textsafe.say("warning", warning)
     if recorder.run_id is None:
         assert outcome.signal is not None  # drive() raised for every other way of ending here
         name = _signame(outcome.signal)
@@ -348,7 +348,7 @@ def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
     status = recorder.finish(_problem_text(outcome, recorder))
     assert status is not None
     for note in recorder.notes:
-        print(f"osmeter: note: {textsafe.line(note)}", file=sys.stderr)
+        textsafe.say("note", note)
     _note_unexpected_exit(recorder, outcome.returncode)
     sys.stdout.write(render_stored_run(store, str(recorder.run_id), as_json))
     sys.stdout.flush()
@@ -361,7 +361,7 @@ def _note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
         return
     if returncode == PROBE_BENCH_FAILED_EXIT and any(r.status == "error" for r in recorder.results):
         return  # the documented status for "a benchmark failed"
-    print(f"osmeter: note: osmeter-probe ended with {describe_exit(returncode)} after a complete run", file=sys.stderr)
+    textsafe.say("note", f"osmeter-probe ended with {describe_exit(returncode)} after a complete run")
 
 
 def _try_finish(recorder: RunRecorder, problem: str) -> None:

@@ -32,7 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .. import textsafe
+from .. import outfile, textsafe
 from ..errors import MissingDependencyError, UsageError
 from ..probe import locate_probe
 from ..progress import make_progress
@@ -40,7 +40,6 @@ from ..recorder import RunContext, RunRecorder
 from ..report.figures.task import NS_PER_MS, StudyPoint, by_config, study_points
 from ..store import open_store, resolve_location
 from ..store.base import Store
-from .export import write_atomically
 from .options import add_store_option, non_negative_int, positive_int
 from .run import RunOptions, _problem_text, _verdict, counter_list, drive, probe_argv
 
@@ -184,15 +183,6 @@ def _check_figures_possible() -> None:
         )
 
 
-def _prepare_dir(directory: Path) -> None:
-    if directory.exists() and not directory.is_dir():
-        raise UsageError(f"cannot write the study to {directory}: it is not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create {directory}: {e.strerror}") from None
-
-
 def write_outputs(store: Store, run_id: int, directory: Path) -> list[Path]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored fork-study run."""
     from ..report import plots
@@ -203,13 +193,13 @@ def write_outputs(store: Store, run_id: int, directory: Path) -> list[Path]:
     written = []
     header, rows = table_rows(study_points(data))
     for name, text in (("fork-study.csv", render_csv(header, rows)), ("fork-study.txt", render_text(header, rows))):
-        write_atomically(directory / name, text)
+        outfile.write(directory / name, text)
         written.append(directory / name)
     for nf in figures(data):
         try:
             for fmt in ("svg", "png"):
                 path = directory / f"{nf.name}.{fmt}"
-                write_atomically(path, plots.render(nf.figure, fmt))
+                outfile.write(path, plots.render(nf.figure, fmt))
                 written.append(path)
         finally:
             plots.close(nf.figure)
@@ -221,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--drop-caches needs root: only root may write /proc/sys/vm/drop_caches")
     _check_figures_possible()
     directory = Path(args.output)
-    _prepare_dir(directory)
+    outfile.prepare_directory(directory)  # checked and made before any work; links followed
     forks = args.forks or (QUICK_FORKS if args.quick else FULL_FORKS)
     opts = fork_options(forks, args.drop_caches, args.cpu, args.label, args.counters)
     store = open_store(resolve_location(args.store), create=True)
@@ -241,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("the study was interrupted before it started; nothing stored")
         status = recorder.finish(_problem_text(outcome, recorder))
         for note in recorder.notes:
-            print(textsafe.line(f"osmeter: note: {note}"), file=sys.stderr)
+            textsafe.say("note", note)
         written = write_outputs(store, recorder.run_id, directory)
         sys.stdout.write((directory / "fork-study.txt").read_text(encoding="utf-8"))
         for r in recorder.results:

@@ -393,19 +393,3 @@ def render_report(reports: Sequence[RunReport], expect_path: str = "") -> str:
         head.append(f'<nav class="toc">{links}</nav>')
     body = "\n".join(head + [run_section(r, expect_path) for r in reports])
     return page(title, body)
-
-
-# The comparison page is in html_compare; its public names stay importable from
-# here, looked up when asked for (html_compare itself builds on this module).
-_COMPARISON_NAMES = frozenset((
-    "CAVEAT_MARK", "CountersOf", "change_text", "counter_delta_text", "counter_deltas_html", "differences_html",
-    "render_comparison", "run_column_label",
-))
-
-
-def __getattr__(name: str) -> Any:
-    if name in _COMPARISON_NAMES:
-        from . import html_compare
-
-        return getattr(html_compare, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
