@@ -67,6 +67,28 @@ void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
 	ctx->n_extra++;
 }
 
+void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)
+{
+	int i = 0;
+	while (i < ctx->n_info && strcmp(ctx->info[i].key, key))
+		i++;
+	if (i == ctx->n_info) {
+		if (ctx->n_info >= OSM_MAX_INFO) {
+			fprintf(stderr, "osmeter-probe: internal error: %s adds info '%s' beyond the limit of %d\n",
+				ctx->bench ? ctx->bench->name : "?", key, OSM_MAX_INFO);
+			abort();
+		}
+		ctx->n_info++;
+	}
+	ctx->info[i].key = key;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(ctx->info[i].value, OSM_INFO_LEN, fmt, ap);
+	va_end(ap);
+	if (n >= OSM_INFO_LEN)
+		memcpy(ctx->info[i].value + OSM_INFO_LEN - 4, "...", 4);
+}
+
 void osm_count_begin(struct osm_ctx *ctx)
 {
 	if (ctx->counters && ctx->counting)

@@ -51,6 +51,8 @@ struct osm_param {
 #define OSM_MAX_PARAMS 8
 #define OSM_MSG_LEN 512
 #define OSM_MAX_EXTRA 8
+#define OSM_MAX_INFO 8
+#define OSM_INFO_LEN 256
 
 struct osm_pval {
 	int64_t i;     /* INT, SIZE, ENUM index */
@@ -59,6 +61,13 @@ struct osm_pval {
 
 struct osm_bench;
 struct osm_counters; /* counters.h */
+
+/* A named fact in words a benchmark adds to its record ("info" in the
+ * schema): the file system it measured, the cache-bypass method used. */
+struct osm_info {
+	const char *key;
+	char value[OSM_INFO_LEN];
+};
 
 /* A named figure a benchmark adds to its result ("extra" in the schema). */
 struct osm_extra {
@@ -79,6 +88,8 @@ struct osm_ctx {
 	const char *placement;                  /* "same_cpu"/"cross_cpu" or NULL */
 	struct osm_extra extra[OSM_MAX_EXTRA];  /* figures for result.extra */
 	int n_extra;
+	struct osm_info info[OSM_MAX_INFO];     /* facts for result/skip/error .info */
+	int n_info;
 	/* OSM_UNIT_BYTES_PER_S: bytes moved per operation, set in setup(). */
 	double bytes_per_op;
 	/* Harness only (--counters): performance counters opened after setup()
@@ -141,6 +152,12 @@ int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
+/* A fact in words (key: a string literal); replaces an earlier value of the
+ * same key; a value longer than OSM_INFO_LEN - 1 is cut (with "..."). Shown
+ * in the result, skip or error record, so a failed run still says where it
+ * ran. More than OSM_MAX_INFO keys is a bug (abort, as osm_add_extra). */
+void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* OSM_SELF_COUNTED benchmarks: around each timed operation (no-ops unless
  * --counters is on and a sampled batch is running); ops operations ended. */
 void osm_count_begin(struct osm_ctx *ctx);

@@ -2,11 +2,13 @@
 #include "cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #define MAX_ACTIONS 64
 #define MAX_FILES 64
 #define PATH_LEN 512
+#define MAX_TREES 8 /* work directories (osm_workdir_in) */
+#define TREE_DEPTH 2 /* directory levels below a work directory that are emptied */
 
 struct action {
 	osm_undo_fn fn;
@@ -33,6 +37,8 @@ static char workdir[PATH_LEN];
 static char files[MAX_FILES][PATH_LEN];
 static volatile sig_atomic_t n_files;
 static int workdir_handle = -1;
+static char trees[MAX_TREES][PATH_LEN];
+static volatile sig_atomic_t n_trees;
 
 int osm_cleanup_push(osm_undo_fn fn, void *arg)
 {
@@ -84,15 +90,140 @@ int osm_cleanup_track_child(pid_t pid)
 	return osm_cleanup_push(kill_child, (void *)(intptr_t)pid);
 }
 
+/* getdents64's record (the libc's struct dirent may differ). */
+struct dent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Removes everything in the open directory `fd`, `depth` levels of
+ * subdirectories deep. Async-signal-safe: getdents64, unlinkat, openat,
+ * lseek and close only. A pass that removed something is followed by
+ * another from the start (entries removed while reading may hide others). */
+static void empty_dir(int fd, int depth)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	for (int pass = 0; pass < 64; pass++) {
+		int removed = 0;
+		long n;
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				const struct dent64 *d = (const void *)(buf + off);
+				off += d->reclen;
+				const char *nm = d->name;
+				if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+					continue;
+				if (unlinkat(fd, nm, 0) == 0) {
+					removed++;
+					continue;
+				}
+				if (errno != EISDIR && errno != EPERM)
+					continue;
+				if (depth > 0) {
+					int sub = openat(fd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (sub >= 0) {
+						empty_dir(sub, depth - 1);
+						close(sub);
+					}
+				}
+				if (unlinkat(fd, nm, AT_REMOVEDIR) == 0)
+					removed++;
+			}
+		}
+		if (!removed || lseek(fd, 0, SEEK_SET) < 0)
+			return;
+	}
+}
+
+/* Empties and removes a directory (async-signal-safe). */
+static void remove_tree(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		empty_dir(fd, TREE_DEPTH);
+		close(fd);
+	}
+	rmdir(dir);
+}
+
 static void remove_workdir(void *arg)
 {
 	(void)arg;
+	int saved = errno;
 	for (int i = n_files - 1; i >= 0; i--)
 		unlink(files[i]);
 	n_files = 0;
 	if (workdir[0])
-		rmdir(workdir);
+		remove_tree(workdir);
 	workdir[0] = 0;
+	errno = saved;
+}
+
+static void remove_trees(void *arg)
+{
+	(void)arg;
+	int saved = errno;
+	for (int i = n_trees - 1; i >= 0; i--)
+		remove_tree(trees[i]);
+	n_trees = 0;
+	errno = saved;
+}
+
+/* "DIR/osmeter-probe.<pid>.XXXXXX", made; 0 or -1 with errno. */
+static int make_workdir(const char *parent, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s%sosmeter-probe.%ld.XXXXXX", parent,
+			 parent[0] && parent[strlen(parent) - 1] == '/' ? "" : "/", (long)getpid());
+	if (n < 0 || (size_t)n >= len) {
+		out[0] = 0;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!mkdtemp(out)) {
+		out[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int osm_workdir_in(const char *parent, char *path, size_t len)
+{
+	static int handle = -1;
+	for (int i = 0; i < n_trees; i++) {
+		size_t pl = strlen(parent);
+		while (pl > 1 && parent[pl - 1] == '/')
+			pl--;
+		const char *slash = strrchr(trees[i], '/');
+		if (slash && (size_t)(slash - trees[i]) == pl && !strncmp(trees[i], parent, pl)) {
+			if (snprintf(path, len, "%s", trees[i]) >= (int)len) {
+				errno = ENAMETOOLONG;
+				return -1;
+			}
+			return 0;
+		}
+	}
+	if (n_trees >= MAX_TREES) {
+		errno = EMFILE;
+		return -1;
+	}
+	if (handle < 0 && (handle = osm_cleanup_push(remove_trees, NULL)) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	char made[PATH_LEN];
+	if (make_workdir(parent, made, sizeof(made)))
+		return -1;
+	if (snprintf(path, len, "%s", made) >= (int)len) {
+		rmdir(made);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(trees[n_trees], made, sizeof(made));
+	n_trees = n_trees + 1; /* published after the name: a signal sees it whole */
+	return 0;
 }
 
 const char *osm_workdir(void)
@@ -102,14 +233,8 @@ const char *osm_workdir(void)
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	if (snprintf(workdir, sizeof(workdir), "%s/osmeter-probe.XXXXXX", tmp) >= (int)sizeof(workdir)) {
-		workdir[0] = 0;
+	if (make_workdir(tmp, workdir, sizeof(workdir)))
 		return NULL;
-	}
-	if (!mkdtemp(workdir)) {
-		workdir[0] = 0;
-		return NULL;
-	}
 	workdir_handle = osm_cleanup_push(remove_workdir, NULL);
 	return workdir;
 }

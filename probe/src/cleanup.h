@@ -20,9 +20,16 @@ void osm_cleanup_run_all(void);
 /* A child process to SIGKILL and reap on any exit. Returns a handle. */
 int osm_cleanup_track_child(pid_t pid);
 
-/* The private work directory (under $TMPDIR or /tmp), made on first use and
- * removed with everything osm_workfile() named in it. Returns NULL on error. */
+/* The private work directory ($TMPDIR or /tmp/osmeter-probe.<pid>.XXXXXX),
+ * made on first use and removed at exit with everything in it. Returns NULL on error. */
 const char *osm_workdir(void);
+/* A private work directory "PARENT/osmeter-probe.<pid>.XXXXXX" in any
+ * directory (the file family's --param dir=), made on the first call for
+ * PARENT and returned again after; at exit it is removed with everything
+ * in it (two levels of subdirectories deep), whoever made the files, on
+ * every exit path (signals included). The front end removes what a
+ * SIGKILLed probe left by that name. Returns 0, or -1 with errno. */
+int osm_workdir_in(const char *parent, char *path, size_t len);
 /* Full path of a file in the work directory; it is unlinked at exit.
  * Returns 0, or -1 (path too long, work directory unavailable, table full). */
 int osm_workfile(const char *name, char *path, size_t len);

@@ -11,6 +11,9 @@
 #define MID "size=40K"
 #define BIG "size=4000K"
 #define HUGE "size=40000K"
+/* file.read, file.write: a buffer malloc'd (and for write filled) before
+ * each call and freed after it, as LEBench. */
+#define MALLOC ",buffer=malloc"
 /* mem.mmap, mem.munmap, mem.page_fault: one call per clock pair. */
 #define G1 ",group=1"
 
@@ -96,23 +99,23 @@ const struct osm_lebench_row osm_lebench_rows[] = {
 	 FORK_CHILD_REGION ", the parent holding 12 000 extra untouched 4 KiB MAP_SHARED anonymous mappings",
 	 BIG_FORK_NOTE, 1, 5000},
 
-	{"small write", "file.write", SMALL, WRITE_REGION, NULL, 1, 100000},
-	{"small read", "file.read", SMALL, READ_REGION, NULL, 1, 100000},
+	{"small write", "file.write", SMALL MALLOC, WRITE_REGION, NULL, 1, 100000},
+	{"small read", "file.read", SMALL MALLOC, READ_REGION, NULL, 1, 100000},
 	{"small mmap", "mem.mmap", SMALL G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"small munmap", "mem.munmap", SMALL G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"small page fault", "mem.page_fault", SMALL G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
-	{"mid write", "file.write", MID, WRITE_REGION, NULL, 1, 100000},
-	{"mid read", "file.read", MID, READ_REGION, NULL, 1, 100000},
+	{"mid write", "file.write", MID MALLOC, WRITE_REGION, NULL, 1, 100000},
+	{"mid read", "file.read", MID MALLOC, READ_REGION, NULL, 1, 100000},
 	{"mid mmap", "mem.mmap", MID G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"mid munmap", "mem.munmap", MID G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"mid page fault", "mem.page_fault", MID G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
-	{"big write", "file.write", BIG, WRITE_REGION, NULL, 1, 5000},
-	{"big read", "file.read", BIG, READ_REGION, NULL, 1, 10000},
+	{"big write", "file.write", BIG MALLOC, WRITE_REGION, NULL, 1, 5000},
+	{"big read", "file.read", BIG MALLOC, READ_REGION, NULL, 1, 10000},
 	{"big mmap", "mem.mmap", BIG G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"big munmap", "mem.munmap", BIG G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
 	{"big page fault", "mem.page_fault", BIG G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
-	{"huge write", "file.write", HUGE, WRITE_REGION, NULL, 1, 2500},
-	{"huge read", "file.read", HUGE, READ_REGION, NULL, 1, 10000},
+	{"huge write", "file.write", HUGE MALLOC, WRITE_REGION, NULL, 1, 2500},
+	{"huge read", "file.read", HUGE MALLOC, READ_REGION, NULL, 1, 10000},
 	{"huge mmap", "mem.mmap", HUGE G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"huge munmap", "mem.munmap", HUGE G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
 	{"huge page fault", "mem.page_fault", HUGE G1, FAULT_REGION, FAULT_NOTE, 1, 50000},

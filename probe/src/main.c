@@ -184,6 +184,17 @@ static void emit_head(struct osm_json *j, const char *type, const char *name,
 	osm_json_str(j, "lebench_row", in->row ? in->row->name : NULL);
 }
 
+/* The benchmark's facts in words (result, skip and error records). */
+static void emit_info(struct osm_json *j, const struct osm_ctx *ctx)
+{
+	if (!ctx->n_info)
+		return;
+	osm_json_obj_begin(j, "info");
+	for (int i = 0; i < ctx->n_info; i++)
+		osm_json_str(j, ctx->info[i].key, ctx->info[i].value);
+	osm_json_obj_end(j);
+}
+
 static void emit_measurement(struct osm_json *j, const char *name, const struct osm_instance *in,
 			     const struct osm_ctx *ctx, const struct osm_measurement *m,
 			     const struct osm_budget *budget, const struct run_state *rs)
@@ -237,6 +248,7 @@ static void emit_measurement(struct osm_json *j, const char *name, const struct 
 	for (int i = 0; i < ctx->n_extra; i++)
 		osm_json_num(j, ctx->extra[i].key, ctx->extra[i].value);
 	osm_json_obj_end(j);
+	emit_info(j, ctx);
 	osm_json_record_end(j);
 }
 
@@ -286,6 +298,7 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	} else {
 		emit_head(j, st == OSM_SKIP ? "skip" : "error", name, in);
 		osm_json_str(j, st == OSM_SKIP ? "reason" : "message", ctx.msg[0] ? ctx.msg : "unknown");
+		emit_info(j, &ctx);
 		osm_json_record_end(j);
 	}
 	osm_measurement_free(&m);

@@ -1,0 +1,37 @@
+/* file_meta.c - PLACEHOLDER until its benchmarks land (issue 11): skips. */
+#include "../bench.h"
+#include "file.h"
+
+int osm_file_meta_setup(struct osm_ctx *ctx)
+{
+	return osm_fail(ctx, OSM_SKIP, "not implemented yet");
+}
+
+int osm_file_create_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+int osm_file_unlink_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+int osm_file_stat_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+int osm_file_open_close_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+void osm_file_meta_teardown(struct osm_ctx *ctx)
+{
+	(void)ctx;
+}

@@ -1,0 +1,30 @@
+/* file_rw.c - PLACEHOLDER until its benchmarks land (issue 11): skips. */
+#include "../bench.h"
+#include "file.h"
+
+int osm_file_read_setup(struct osm_ctx *ctx)
+{
+	return osm_fail(ctx, OSM_SKIP, "not implemented yet");
+}
+
+int osm_file_write_setup(struct osm_ctx *ctx)
+{
+	return osm_fail(ctx, OSM_SKIP, "not implemented yet");
+}
+
+int osm_file_read_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+int osm_file_write_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	(void)batch;
+	return osm_fail(ctx, OSM_ERROR, "not implemented yet");
+}
+
+void osm_file_rw_teardown(struct osm_ctx *ctx)
+{
+	(void)ctx;
+}
