@@ -123,6 +123,15 @@ class BenchResult:
         return float(value) if isinstance(value, (int, float)) else math.nan
 
     @property
+    def info(self) -> dict[str, str]:
+        """The benchmark's facts in words (schema.md `info`: the file family's
+        directory, file system, device, mount options, cache-bypass method)."""
+        value = self.record.get("info")
+        if not isinstance(value, dict):
+            return {}
+        return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+    @property
     def lebench_row(self) -> str | None:
         """The LEBench row this result reproduces, as the probe labelled it (suite lebench)."""
         value = self.record.get("lebench_row")

@@ -16,6 +16,7 @@ from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .table import MISSING, fmt_num, fmt_percent, render_table
+from .targets import render_targets
 
 
 def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
@@ -196,6 +197,9 @@ def render_run(
     failed = [_instance(n, r) + f": {r.reason}" for n, r in others if r.status == "error"]
     if failed:
         parts.append("errors:\n" + "\n".join(f"  {line}" for line in failed))
+    targets = render_targets(results)
+    if targets:
+        parts.append(targets)
     lebench_notes = nm.lebench_notes(run, results, lebench_rows, names)
     if lebench_notes:
         parts.append("\n".join(wrap_list(n, width) for n in lebench_notes))
