@@ -29,7 +29,9 @@ osmeter, fio ... --rounds times each:
       printed too.
 
 Tolerance (issue 11): each ratio osmeter/fio within 0.75 .. 1.33; the
-script exits 1 when one is outside, 2 when a tool cannot measure.
+script exits 1 when one is outside, 2 when a tool cannot measure. Without
+fio it says which Debian package to install (fio) and exits 1 before
+making anything.
 
 Usage: benchmarks/file_vs_fio.py [--dir /var/tmp] [--size 256M]
        [--rounds 5] [--seconds 5] [--cpu 0]
@@ -125,6 +127,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="time per measurement, each tool")
     ap.add_argument("--cpu", type=int, default=0)
     a = ap.parse_args()
+    if a.rounds < 1 or not a.seconds > 0:
+        ap.error("--rounds must be at least 1 and --seconds above 0")
     probe = find_probe()
     fio_bin = need_tool("fio", "fio")
     if not a.dir.is_dir():
