@@ -165,7 +165,7 @@ static const struct osm_bench file_benches[] = {
 		.name = "contention",
 		.desc = "procs processes reading at once, cache bypassed: time per block against procs",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
 		.suites = OSM_SUITE_FULL,
 		.params = contention_params,
 		.sweep = "procs=1;procs=2;procs=4;procs=8",

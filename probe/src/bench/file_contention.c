@@ -67,7 +67,8 @@ struct cont_state {
 
 /* ---- one reader's round ----------------------------------------------- */
 
-static void read_round(struct cont_state *s, int who)
+/* count: the probe's ctx for reader 0 (--counters count its reads), else NULL. */
+static void read_round(struct cont_state *s, int who, struct osm_ctx *count)
 {
 	struct slot *sl = &s->sh->slot[who];
 	uint64_t n = s->sh->batch;
@@ -75,7 +76,7 @@ static void read_round(struct cont_state *s, int who)
 	sl->ns = 0;
 	sl->first = osm_clock_start();
 	for (uint64_t i = 0; i < n && !sl->err; i++) {
-		double ns = osm_file_reader_read(&s->r[who], NULL, msg, sizeof(msg));
+		double ns = osm_file_reader_read(&s->r[who], count, msg, sizeof(msg));
 		if (ns < 0) {
 			snprintf(sl->msg, SLOT_MSG, "reader %d: %s", who, msg);
 			sl->err = 1;
@@ -102,7 +103,7 @@ OSM_NORETURN static void reader_main(struct cont_state *s, int who, pid_t parent
 		if (atomic_load(&s->sh->stop))
 			_exit(0);
 		if (!sl->err)
-			read_round(s, who);
+			read_round(s, who, NULL);
 		osm_barrier_arrive(&s->sh->end);
 	}
 }
@@ -321,7 +322,7 @@ int osm_file_contention_run(struct osm_ctx *ctx, uint64_t batch)
 	int rc = s->procs > 1 ? meet(ctx, s, &s->sh->start) : OSM_OK;
 	if (rc != OSM_OK)
 		return rc;
-	read_round(s, 0);
+	read_round(s, 0, ctx);
 	if (s->procs > 1 && (rc = meet(ctx, s, &s->sh->end)) != OSM_OK)
 		return rc;
 	if ((rc = reader_error(ctx, s)) != OSM_OK)
