@@ -27,6 +27,19 @@ COUNTER_KEYS = {"name", "status", "unit", "value", "total", "running", "reason"}
 CLOCK_KEYS = {"source", "forced", "hz", "tick_ns", "resolution_ns", "overhead_ns", "invariant",
               "calibration_ns", "kernel_stable"}
 FLAGS = {"precision-unmet", "calibration-timeout", "not-pinned", "tsc-unstable"}
+# `info` (schema.md): optional in result, skip and error; an object of strings, last.
+WITH_INFO = ("result", "skip", "error")
+
+
+def check_keys(rec: dict) -> None:
+    keys = set(rec)
+    if rec["type"] in WITH_INFO and "info" in rec:
+        info = rec["info"]
+        assert isinstance(info, dict) and info, rec
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in info.items()), info
+        assert list(rec)[-1] == "info", "info comes last"
+        keys.discard("info")
+    assert keys == KEYS[rec["type"]], rec["type"]
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +50,21 @@ def quick(probe, tmp_path_factory):
     return out.read_text()
 
 
+def test_the_quick_suite_has_file_records_with_info(quick):
+    """The file family says where it measured (dir, fs_type, device, ...)."""
+    recs = [json.loads(x) for x in quick.splitlines()]
+    files = [r for r in recs if r["type"] in WITH_INFO and r["bench"].startswith("file.")]
+    assert files, "the quick suite runs file benchmarks"
+    for r in files:
+        assert {"dir", "fs_type", "device", "mount_options", "remote"} <= set(r["info"]), r
+
+
 def test_every_line_is_one_json_object_with_the_documented_keys(quick):
     assert quick.endswith("\n")
     for line in quick.splitlines():
         rec = json.loads(line)
         assert isinstance(rec, dict)
-        assert set(rec) == KEYS[rec["type"]], rec["type"]
+        check_keys(rec)
         assert "NaN" not in line and "Infinity" not in line
 
 
@@ -109,7 +131,7 @@ def test_counters_records_have_the_documented_keys(probe):
     types = [x["type"] for x in r.records]
     assert types.count("counters") == 2
     for i, rec in enumerate(r.records):
-        assert set(rec) == KEYS[rec["type"]], rec["type"]
+        check_keys(rec)
         if rec["type"] != "counters":
             continue
         assert r.records[i - 1]["type"] == "result"

@@ -199,7 +199,25 @@ const char *osm_file_errname(int e)
 	case ENOENT: return "ENOENT";
 	case EMFILE: return "EMFILE";
 	case ENOMEM: return "ENOMEM";
-	default: return "errno";
+	case EEXIST: return "EEXIST";
+	case ENOTDIR: return "ENOTDIR";
+	case EISDIR: return "EISDIR";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EAGAIN: return "EAGAIN";
+	case EBADF: return "EBADF";
+	case ELOOP: return "ELOOP";
+	case ENFILE: return "ENFILE";
+	case ENOTCONN: return "ENOTCONN";
+	case ECONNRESET: return "ECONNRESET";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case ESTALE: return "ESTALE";
+	case ENXIO: return "ENXIO";
+	default: {
+		static _Thread_local char buf[24];
+		snprintf(buf, sizeof(buf), "errno %d", e);
+		return buf;
+	}
 	}
 }
 
@@ -215,12 +233,16 @@ int osm_file_fill(struct osm_ctx *ctx, int fd, int64_t size, const char *what)
 		st = osm_fail_errno(ctx, "lseek");
 	while (st == OSM_OK && done < size) {
 		size_t n = size - done < (int64_t)FILL_CHUNK ? (size_t)(size - done) : FILL_CHUNK;
-		if (osm_file_write_all(fd, chunk, n) < 0) {
-			int e = errno;
-			st = osm_fail(ctx, OSM_ERROR, "%s: %s (%s) after %lld of %lld bytes", what, strerror(e),
-				      osm_file_errname(e), (long long)done, (long long)size);
+		ssize_t w = write(fd, chunk, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w > 0) {
+			done += w; /* a short write counts: the next one says why it stopped */
+			continue;
 		}
-		done += (int64_t)n;
+		int e = w == 0 ? ENOSPC : errno;
+		st = osm_fail(ctx, OSM_ERROR, "%s: %s (%s) after %lld of %lld bytes", what, strerror(e),
+			      osm_file_errname(e), (long long)done, (long long)size);
 	}
 	free(chunk);
 	return st;
