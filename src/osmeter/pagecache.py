@@ -47,9 +47,11 @@ Next to the knee: what /proc/meminfo suggested at run time, MemAvailable
 without swapping, reclaimable page cache included: the most the page cache
 could hold for this file) read by the probe when the smallest size started
 (`mem_available_bytes`), and the memory cgroup's limit when the run had one
-(`osmeter run --cgroup-mem`, recorded in the run's params) or the headroom
-the probe saw in its own cgroup (`cgroup_headroom_bytes`). The knee is
-compared with the smaller of MemAvailable and the cgroup limit.
+(`osmeter run --cgroup-mem`, recorded in the run's params) or else the
+headroom the probe saw in its own cgroup when the smallest size started
+(`cgroup_headroom_bytes`: limit - usage, e.g. under `systemd-run -p
+MemoryMax=`). The knee is compared with the smaller of MemAvailable and
+that limit (or headroom).
 
 Points whose samples cover less than one pass over the file (`passes` < 1)
 are flagged: their mean may leave out part of the file.
@@ -246,8 +248,9 @@ class CacheAnalysis:
 
     @property
     def expected(self) -> int | None:
-        """What the machine suggested: the smaller of MemAvailable and the cgroup limit."""
-        vals = [v for v in (self.mem_available, self.cgroup_limit) if v]
+        """What the machine suggested: the smaller of MemAvailable and the cgroup limit (the
+        headroom the probe saw in its own cgroup when osmeter recorded no limit)."""
+        vals = [v for v in (self.mem_available, self.cgroup_limit or self.cgroup_headroom) if v]
         return min(vals) if vals else None
 
     @property

@@ -204,3 +204,32 @@ def test_render_text_lists_points_and_the_knee():
     text = pagecache.render_text(pagecache.analyse(stored()))
     assert "file.cache_sweep, block 1 MiB" in text and "mean us/block" in text and "effective page cache" in text
     assert "no file.cache_sweep results" in pagecache.render_text([])
+
+
+# --- the figure -----------------------------------------------------------------
+
+
+def test_the_figure_marks_the_knee_and_what_the_machine_suggested():
+    pytest.importorskip("matplotlib")
+    from types import SimpleNamespace
+
+    from osmeter.report.figures import RunData
+    from osmeter.report.figures.file import figures
+
+    from .test_figures_readable import assert_inside, laid_out
+
+    run = SimpleNamespace(params={"cgroup": {"limit_bytes": C, "version": 1}}, machine={})
+    data = RunData(run=run, results=tuple(stored()), samples=lambda r: None)  # type: ignore[arg-type]
+    (named,) = figures(data)  # no cold reads, no contention: the page cache only
+    assert named.name == "file-cache-sweep"
+    fig = named.figure
+    renderer = laid_out(fig)
+    ax = fig.axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[:2] == ["mean (the curve)", "median"] and any(t.startswith("knee 5") for t in legend)
+    assert "in the page cache (%, right axis)" in legend
+    notes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts]
+    assert [n for n, _ in notes] == ["cgroup limit 512 MiB"]  # MemAvailable (20 GiB) is far off the axis
+    box = ax.get_legend().get_window_extent(renderer)
+    assert not any(b.overlaps(box) for _, b in notes)
+    assert_inside(fig, renderer)
