@@ -10,8 +10,10 @@ import argparse
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,11 +60,20 @@ while i < len(args):
     else:
         names.append(a)
         i += 1
-with open(os.environ["STAND_IN_LOG"], "a") as f:
+log = os.environ["STAND_IN_LOG"]
+call = 1 + (len(open(log).read().splitlines()) if os.path.exists(log) else 0)
+with open(log, "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:], "cgroup": open("/proc/self/cgroup").read()}) + "\n")
+if str(call) == os.environ.get("STAND_IN_FAIL_CALL"):
+    sys.stderr.write("osmeter-probe: error: cannot run here\n")
+    sys.exit(3)
 meta = json.loads(open(os.environ["STAND_IN_META"]).readline())
 meta["suite"] = None
 emit(meta)
+sys.stdout.flush()
+if os.environ.get("STAND_IN_DELAY"):
+    import time
+    time.sleep(float(os.environ["STAND_IN_DELAY"]))
 insts = []
 for n in names:
     keys = list(DEFAULTS[n])
@@ -285,11 +296,54 @@ def test_cache_part_alone_in_the_cgroup(stand_in, store_path, tmp_path, monkeypa
     assert "memory cgroup limit: 256 MiB" in p.stdout
 
 
-def test_a_failing_part_stops_the_study_and_keeps_what_ran(stand_in, store_path, tmp_path, monkeypatch):
-    monkeypatch.setenv("STAND_IN_META", str(tmp_path / "missing"))  # every invocation dies before meta
+def test_a_probe_that_never_starts_stores_nothing(stand_in, store_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_FAIL_CALL", "1")
     p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
     assert p.returncode == errors.EXIT_PROBE and "stopped before starting the run" in p.stderr
-    assert len(invocations(stand_in)) == 1
+    assert "cannot run here" in p.stderr
+    assert len(invocations(stand_in)) == 1 and db_rows(store_path, "SELECT id FROM runs") == []
+
+
+def test_a_failing_part_stops_the_study_and_keeps_what_ran(stand_in, store_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_FAIL_CALL", "2")  # the cold reads' probe dies before its meta
+    p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
+    assert p.returncode == errors.EXIT_PROBE, p.stderr[-2000:]
+    assert "part 2 (cold reads): osmeter-probe did not start (exit status 3)" in p.stderr
+    assert len(invocations(stand_in)) == 2  # the contention part was not started
+    ((status, reason),) = db_rows(store_path, "SELECT status, status_reason FROM runs")
+    assert status == "incomplete" and "part 2" in reason
+    benches = {b for (b,) in db_rows(store_path, "SELECT bench FROM results")}
+    assert benches == {"file.cache_sweep"}
+    assert (tmp_path / "out" / "file-cache-sweep.svg").exists() and "no knee up to 256 MiB" in p.stdout
+
+
+def test_sigterm_mid_study_keeps_the_run_and_leaves_no_cgroup(stand_in, store_path, tmp_path, monkeypatch,
+                                                             osmeter_proc):
+    limit = "none"
+    if os.geteuid() == 0:
+        try:
+            cgroup.check_possible(256 * MiB)
+            limit = "256M"
+        except UsageError:
+            pass
+    monkeypatch.setenv("STAND_IN_DELAY", "30")
+    proc = osmeter_proc("study", "files", "-o", str(tmp_path / "out"), "--cgroup-mem", limit, "--max-mib", "512",
+                        "--dir", str(tmp_path))
+    deadline = time.monotonic() + 30
+    while not (stand_in.exists() and stand_in.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (call,) = invocations(stand_in)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
+    if limit != "none":
+        h = cgroup.find_hierarchy()
+        line = next(x for x in call["cgroup"].splitlines()
+                    if (h.version == 2 and x.startswith("0::")) or (h.version == 1 and ":memory:" in x))
+        where = h.mount / line.rsplit(":", 1)[1].lstrip("/")
+        assert where.name.startswith("osmeter-") and not where.exists()
 
 
 @pytest.mark.slow  # ~20 s: a quick study with the real probe (a 1 GiB sweep inside 512 MiB as root)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -106,5 +105,4 @@ def test_the_knee_is_the_memory_cgroup_limit(memory_cgroups: Path, store_path: P
         assert p["resident"] * p["size_bytes"] <= limit_mib * MiB * 1.01, report
     recorded = json.loads(osmeter("show", "latest", "--json").stdout)["run"]["params"]["cgroup"]
     assert not Path(recorded["path"]).exists()
-    assert shutil.disk_usage(DIR)  # /var/tmp still there; the probe's work directory went with it
-    assert not [p for p in Path(DIR).iterdir() if p.name.startswith("osmeter-probe.")]
+    assert not [p for p in Path(DIR).iterdir() if p.name.startswith("osmeter-probe.")]  # the work files went too

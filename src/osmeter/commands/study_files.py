@@ -46,7 +46,7 @@ from typing import Any, Sequence
 
 from .. import cgroup, outfile, pagecache, textsafe
 from ..errors import UsageError
-from ..probe import locate_probe
+from ..probe import describe_exit, locate_probe
 from ..progress import PlainProgress, make_progress
 from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
 from ..report.table import MISSING, fmt_num, render_table
@@ -371,7 +371,8 @@ def run_parts(plan: Plan, probe: Path, recorder: RunRecorder, progress: PartProg
         outcome = drive(argv, recorder, progress, cg.enter() if part.in_cgroup and cg is not None else None)  # type: ignore[arg-type]
         if k and recorder.repetition == before and outcome.problem is None and outcome.signal is None:
             outcome = Outcome(outcome.returncode, None,
-                              f"part {k + 1}: osmeter-probe did not start ({outcome.returncode})")
+                              f"part {k + 1} ({part.title.split(':')[0]}): osmeter-probe did not start "
+                              f"({describe_exit(outcome.returncode)})")
         if not _ok(outcome, recorder):
             break
     return outcome
