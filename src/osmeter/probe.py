@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 from .errors import ProbeError, UsageError
 from .records import MAX_LINE_BYTES
@@ -162,7 +162,10 @@ class ProbeProcess:
         self._stderr.start()
 
     @classmethod
-    def start(cls, argv: Sequence[str]) -> "ProbeProcess":
+    def start(cls, argv: Sequence[str], before_exec: Callable[[], None] | None = None) -> "ProbeProcess":
+        """Start the probe. `before_exec` runs in the child before it execs (Popen's
+        preexec_fn: `osmeter run --cgroup-mem` enters the memory cgroup there, so
+        nothing the probe does escapes it); its `what` names it in the error."""
         remove_stale_tmpdirs()
         try:
             tmpdir, lock_fd = make_locked_tmpdir()
@@ -177,10 +180,15 @@ class ProbeProcess:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 env={**os.environ, "TMPDIR": tmpdir},
+                preexec_fn=before_exec,
             )
         except OSError as e:
             _remove_locked_tmpdir(tmpdir, lock_fd)
             raise ProbeError(f"cannot start {argv[0]}: {e.strerror}") from None
+        except subprocess.SubprocessError:  # before_exec raised in the child: it never ran
+            _remove_locked_tmpdir(tmpdir, lock_fd)
+            what = getattr(before_exec, "what", "its set-up before exec")
+            raise ProbeError(f"cannot start {argv[0]}: {what} failed") from None
         except BaseException:
             _remove_locked_tmpdir(tmpdir, lock_fd)
             raise

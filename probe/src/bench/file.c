@@ -67,7 +67,8 @@ static const struct osm_param cold_rand_params[] = {
 
 static const struct osm_param cache_params[] = {
 	{.name = "size", .type = OSM_P_SIZE, .def = 64 * MIB, .min = MIB, .max = TIB,
-	 .help = "file size: the file is read once, then re-read block by block, start to end, again and again"},
+	 .help = "file size (a multiple of block): the file is read once, then re-read block by block, "
+		 "start to end, again and again; one file per run, grown for larger sizes"},
 	BLOCK_PARAM(MIB),
 	DIR_PARAM,
 	{0},
@@ -151,7 +152,8 @@ static const struct osm_bench file_benches[] = {
 	},
 	{
 		.name = "cache_sweep",
-		.desc = "re-read of a file block by block at one file size: a point of the page-cache curve",
+		.desc = "re-read of a file block by block at one file size, ns per block: a point of the "
+			"page-cache curve (osmeter page-cache finds the knee)",
 		.unit = OSM_UNIT_NS,
 		.flags = 0,
 		.suites = OSM_SUITE_FULL,

@@ -13,9 +13,9 @@ import signal
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from .. import textsafe
+from .. import cgroup, textsafe
 from ..errors import (
     EXIT_BENCH_ERRORS,
     EXIT_OK,
@@ -60,6 +60,14 @@ def param_assignment(text: str) -> str:
     if not _PARAM.match(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example --param size=4k)")
     return text
+
+
+def cgroup_size(text: str) -> int:
+    """argparse type for --cgroup-mem: a size (512M, 1G); its range is checked with the machine."""
+    try:
+        return cgroup.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def counter_list(text: str) -> str:
@@ -127,6 +135,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="performance counters per operation, comma-separated: sw, hw, all, task-clock, page-faults, "
         "cycles, instructions, ipc, cache-misses, ..., r<hex> (see docs/methods/counters.md)",
     )
+    p.add_argument(
+        "--cgroup-mem",
+        type=cgroup_size,
+        metavar="SIZE",
+        help="run the probe inside a new memory cgroup limited to SIZE (e.g. 512M; needs root), so the page "
+        "cache it fills is charged to SIZE (file.cache_sweep finds that size); removed afterwards",
+    )
     add_store_option(p)
     add_json_option(p, "the run")
     return p
@@ -152,6 +167,7 @@ class RunOptions:
     lebench_exact: bool = False
     repeat: int | None = None  # None: the suite's default (DEFAULT_REPEAT)
     inject_ns: str | None = None  # NAME=NS: a known slow-down, for testing compare
+    cgroup_mem: int | None = None  # --cgroup-mem: bytes; the probe runs in a memory cgroup of this limit
 
     @property
     def repetitions(self) -> int:
@@ -180,6 +196,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         lebench_exact=args.lebench_exact,
         repeat=args.repeat,
         inject_ns=args.inject_ns,
+        cgroup_mem=args.cgroup_mem,
     )
 
 
@@ -228,10 +245,12 @@ class Outcome:
     problem: str | None  # a bad record or a store failure, if any
 
 
-def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Outcome:
-    """Run the probe and feed its records to the recorder until its output ends."""
+def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
+          before_exec: Callable[[], None] | None = None) -> Outcome:
+    """Run the probe and feed its records to the recorder until its output ends.
+    `before_exec`: see ProbeProcess.start (the memory cgroup of --cgroup-mem)."""
     problem = None
-    with ProbeProcess.start(argv) as proc, SignalForwarder(proc) as signals:
+    with ProbeProcess.start(argv, before_exec) as proc, SignalForwarder(proc) as signals:
         for lineno, line in enumerate(proc.lines(), 1):
             if not line.complete:
                 progress.note(f"ignored the probe's last line {lineno}: it was cut off in the middle")
@@ -297,12 +316,13 @@ def _problem_text(outcome: Outcome, recorder: RunRecorder) -> str | None:
     return None
 
 
-def drive_repetitions(argv: list[str], recorder: RunRecorder, progress: PlainProgress) -> Outcome:
+def drive_repetitions(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
+                      before_exec: Callable[[], None] | None = None) -> Outcome:
     """The probe run once per repetition, into one recorder, while each ends well."""
-    outcome = drive(argv, recorder, progress)
+    outcome = drive(argv, recorder, progress, before_exec)
     while recorder.repetition < recorder.repetitions and _repetition_ok(outcome, recorder):
         done = recorder.repetition
-        outcome = drive(argv, recorder, progress)
+        outcome = drive(argv, recorder, progress, before_exec)
         if recorder.repetition == done and outcome.problem is None and outcome.signal is None:
             said = describe_exit(outcome.returncode)
             outcome = Outcome(outcome.returncode, None, f"repetition {done + 1}: osmeter-probe did not start ({said})")
@@ -318,14 +338,17 @@ def _repetition_ok(outcome: Outcome, recorder: RunRecorder) -> bool:
     )
 
 
-def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool) -> int:
+def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool, cg: cgroup.MemoryCgroup | None = None) -> int:
+    """Run and store; with `cg` (--cgroup-mem) the probe runs inside that memory cgroup."""
     argv = probe_argv(probe, opts)
-    context = RunContext(label=opts.label, argv=argv, params={**asdict(opts), "repeat": opts.repetitions},
-                         source="run")
+    params: dict[str, Any] = {**asdict(opts), "repeat": opts.repetitions}
+    if cg is not None:
+        params["cgroup"] = {**cg.describe(), "scope": "the whole run"}
+    context = RunContext(label=opts.label, argv=argv, params=params, source="run")
     recorder = RunRecorder(store, context, repetitions=opts.repetitions)
     progress = make_progress(sys.stderr)
     try:
-        outcome = drive_repetitions(argv, recorder, progress)
+        outcome = drive_repetitions(argv, recorder, progress, cg.enter() if cg is not None else None)
     except StoreError:
         progress.close()
         _try_finish(recorder, "the store could not be written")
@@ -374,8 +397,14 @@ def _try_finish(recorder: RunRecorder, problem: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
+    if opts.cgroup_mem is not None:
+        cgroup.check_possible(opts.cgroup_mem)  # not root, no controller, a bad size: before the store is touched
     store = open_store(resolve_location(args.store), create=True)  # fails before anything runs
     try:
-        return execute(opts, store, locate_probe(), args.json)
+        probe = locate_probe()
+        if opts.cgroup_mem is None:
+            return execute(opts, store, probe, args.json)
+        with cgroup.MemoryCgroup.create(opts.cgroup_mem) as cg:  # removed on every way out
+            return execute(opts, store, probe, args.json, cg)
     finally:
         store.close()

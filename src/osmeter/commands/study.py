@@ -1,4 +1,8 @@
-"""osmeter study fork: the fork study's matrix as one stored run, with figures.
+"""osmeter study fork|files: a study's matrix as one stored run, with figures.
+
+`files` (the course project's file-system figures: the page cache's size,
+cold reads by block size, local against remote, contention) lives in
+study_files.py; this module holds `fork` and the `study` command.
 
 The matrix: `task.fork` with the parent's written memory at 1, 8, 16, 32,
 64, 128, 256, 512 and 1024 MiB, x {single process, one process per CPU
@@ -44,7 +48,7 @@ from .options import add_store_option, non_negative_int, positive_int
 from .run import RunOptions, _problem_text, _verdict, counter_list, drive, probe_argv
 
 NAME = "study"
-STUDIES = ("fork",)
+STUDIES = ("fork", "files")
 SIZES_MIB = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
 FULL_FORKS = 1000
 QUICK_FORKS = 100
@@ -56,14 +60,21 @@ TABLE_COUNTERS = ("task-clock", "page-faults", "context-switches", "cpu-migratio
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser(
+    from . import study_files
+
+    top = sub.add_parser(
         NAME,
-        help="run a study (fork: fork cost against parent memory) and write its figures",
-        description="Run a study's matrix as one stored run and write its figures (SVG and PNG) and its "
-        "table. `fork`: task.fork with 1..1024 MiB of written parent memory, alone and on every CPU at "
-        "once, with and without a CPU migration before each fork, with performance counters.",
+        help="run a study (fork: fork cost against parent memory; files: page cache, cold reads, contention) "
+        "and write its figures",
+        description="Run a study's matrix as one stored run and write its figures (SVG and PNG) and its table.",
     )
-    p.add_argument("study", choices=STUDIES, help="which study")
+    studies = top.add_subparsers(dest="study", metavar="STUDY", required=True)
+    p = studies.add_parser(
+        "fork",
+        help="fork cost against parent memory",
+        description="task.fork with 1..1024 MiB of written parent memory, alone and on every CPU at once, with "
+        "and without a CPU migration before each fork, with performance counters.",
+    )
     p.add_argument("--quick", action="store_true", help=f"{QUICK_FORKS} forks per point instead of {FULL_FORKS}")
     p.add_argument("--forks", type=positive_int, metavar="N", help="forks per point (overrides --quick)")
     p.add_argument(
@@ -83,7 +94,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--cpu", type=non_negative_int, metavar="N", help="CPU of the single process (default: least busy)")
     p.add_argument("--label", help="a name for the stored run (default: 'fork study')")
     add_store_option(p)
-    return p
+    files = studies.add_parser(
+        study_files.NAME,
+        help="the page cache's size, cold reads by block size, local against remote files, contention",
+        description="The course project's file-system figures as one stored run: the page cache's effective size "
+        "(file.cache_sweep inside a memory cgroup, the knee detected), sequential against random cold reads by "
+        "block size, local against remote files (--remote-dir), and contention of 1..8 readers.",
+    )
+    study_files.add_arguments(files)
+    return top
 
 
 def fork_options(
@@ -207,6 +226,14 @@ def write_outputs(store: Store, run_id: int, directory: Path) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.study == "files":
+        from . import study_files
+
+        return study_files.run(args)
+    return run_fork(args)
+
+
+def run_fork(args: argparse.Namespace) -> int:
     if args.drop_caches and os.geteuid() != 0:
         raise UsageError("--drop-caches needs root: only root may write /proc/sys/vm/drop_caches")
     _check_figures_possible()

@@ -6,6 +6,7 @@ import re
 from typing import Sequence
 
 from ..catalog import LebenchRow
+from ..cgroup import describe_recorded
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
@@ -133,10 +134,12 @@ def run_heading(run: RunInfo, results: Sequence[BenchResult] = ()) -> str:
     status = run.status + (f" ({run.status_reason})" if run.status_reason else "")
     suite = run.suite or "selected benchmarks"
     reps = sm.repetitions_text(results)
+    cgroup = describe_recorded(run.params.get("cgroup")) if isinstance(run.params, dict) else None
     return (
         f"run {run.id}{label}: {suite} on {host}, Linux {kernel}, started {run.start_time}, {status}\n"
         f"probe {run.probe_version}, osmeter {run.osmeter_version}; "
         f"{run.counts.ok} ok, {run.counts.skip} skipped, {run.counts.error} failed" + (f"; {reps}" if reps else "")
+        + (f"\n{cgroup}" if cgroup else "")
     )
 
 
