@@ -55,10 +55,15 @@ static const struct osm_param write_params[] = {
 	{0},
 };
 
+#define FILE_PARAM                                                                                 \
+	{.name = "file", .type = OSM_P_STR, .def_str = "",                                         \
+	 .help = "read this existing file instead of making one (never written or removed; "       \
+		 "file_size is then ignored); its directory is the target unless dir= is given"}
+
 static const struct osm_param cold_seq_params[] = {
-	FILE_SIZE_PARAM(64 * MIB), BLOCK_PARAM(MIB), METHOD_PARAM, DIR_PARAM, {0}};
+	FILE_SIZE_PARAM(64 * MIB), BLOCK_PARAM(MIB), METHOD_PARAM, DIR_PARAM, FILE_PARAM, {0}};
 static const struct osm_param cold_rand_params[] = {
-	FILE_SIZE_PARAM(64 * MIB), BLOCK_PARAM(4 * KIB), METHOD_PARAM, DIR_PARAM, {0}};
+	FILE_SIZE_PARAM(64 * MIB), BLOCK_PARAM(4 * KIB), METHOD_PARAM, DIR_PARAM, FILE_PARAM, {0}};
 
 static const struct osm_param cache_params[] = {
 	{.name = "size", .type = OSM_P_SIZE, .def = 64 * MIB, .min = MIB, .max = TIB,
@@ -124,7 +129,7 @@ static const struct osm_bench file_benches[] = {
 		.name = "seq_read_cold",
 		.desc = "sequential read() of one block, page cache bypassed: time per block (and MB/s)",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = cold_seq_params,
 		.sweep = "block=4K;block=64K;block=1M",
@@ -136,7 +141,7 @@ static const struct osm_bench file_benches[] = {
 		.name = "rand_read_cold",
 		.desc = "read() of one random block, page cache bypassed: time per block (and MB/s)",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = cold_rand_params,
 		.sweep = "block=4K;block=64K;block=1M",
@@ -160,7 +165,7 @@ static const struct osm_bench file_benches[] = {
 		.name = "contention",
 		.desc = "procs processes reading at once, cache bypassed: time per block against procs",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
 		.suites = OSM_SUITE_FULL,
 		.params = contention_params,
 		.sweep = "procs=1;procs=2;procs=4;procs=8",

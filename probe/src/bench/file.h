@@ -69,6 +69,71 @@ enum osm_file_method {
 /* The `method` param's choices, in enum order. */
 extern const char *const osm_file_method_names[];
 
+/* One reader's way past the page cache: the file open for reading as the
+ * method needs (O_DIRECT for direct; POSIX_FADV_RANDOM, so no read-ahead,
+ * for fadvise and drop_caches). */
+struct osm_file_bypass {
+	enum osm_file_method method; /* the method in use: never AUTO once open */
+	int fd;                      /* the file, read-only; -1 when closed */
+	size_t mem_align;            /* the read buffer's alignment (at least the page size) */
+	size_t dio_align;            /* direct: offset and length alignment; else 0 */
+	int dc_fd;                   /* drop_caches: /proc/sys/vm/drop_caches, else -1 */
+	int64_t size;                /* the file's bytes */
+};
+
+/* What one reader reads: blocks first .. first+nblocks-1 of its file, in
+ * passes; each pass reads every block once, in order (seq) or in a fresh
+ * pseudo-random permutation (rand). */
+struct osm_file_reader {
+	struct osm_file_bypass bp;
+	char *buf;                   /* block bytes, aligned for bp */
+	size_t block;
+	uint64_t first, nblocks;
+	int rand;
+	uint64_t rng;                /* rand: the permutation keys' generator */
+	uint64_t key[4], half_bits;  /* rand: this pass's permutation */
+	uint64_t pos;                /* reads done in this pass */
+	uint64_t reads;              /* every read so far, and their time */
+	double ns;
+};
+
+/* OSM_OK, or the skip for a target in memory (tmpfs, ramfs: no cold read). */
+int osm_file_bypass_possible(struct osm_ctx *ctx, const struct osm_file_target *t);
+/* Opens `path` (a regular file of `size` bytes whose data is on its device:
+ * written and fsynced, or an existing file) to read blocks of `block` bytes
+ * past the page cache: `want`, or for AUTO the first of direct, fadvise and
+ * drop_caches (root only; not when allow_drop is 0) that works here, each
+ * verified with a real read (mincore: the read left nothing cached, or the
+ * eviction before it really evicts). Adds info cache_bypass. A target in
+ * memory (tmpfs, ramfs) or no usable method is OSM_SKIP with the reason;
+ * a block the method cannot read (misaligned for O_DIRECT) is OSM_ERROR.
+ * On failure b is closed. */
+int osm_file_bypass_open(struct osm_ctx *ctx, const struct osm_file_target *t, const char *path, int64_t size,
+			 size_t block, enum osm_file_method want, int allow_drop, struct osm_file_bypass *b);
+void osm_file_bypass_close(struct osm_file_bypass *b);
+
+/* A reader over the open b (taken over: closed with the reader); `seed`
+ * makes its permutations its own. Its buffer is made (and written) at its
+ * first read, outside the clock, by the process that reads. */
+void osm_file_reader_init(struct osm_file_reader *r, struct osm_file_bypass *b, size_t block, uint64_t first,
+			  uint64_t nblocks, int rand, uint64_t seed);
+/* Reads the next block: the untimed eviction (fadvise) or drop (drop_caches,
+ * at the start of a pass) and its mincore check, then pread() of one block
+ * between two reads of the probe's clock (and, when `count` is not NULL,
+ * between osm_count_begin/end on it: OSM_SELF_COUNTED). Returns the pread's
+ * time in ns, or -1 with the reason in msg (an error, a short read, a block
+ * still cached, no memory for the buffer). */
+double osm_file_reader_read(struct osm_file_reader *r, struct osm_ctx *count, char *msg, size_t len);
+void osm_file_reader_close(struct osm_file_reader *r);
+
+/* file_cold.c, for file.contention too: the block param, checked (a
+ * multiple of 512); and `copies` x `size` bytes of free space checked, then
+ * the file "WORK/name" made: `size` bytes of real data, fsynced. OSM_OK, or
+ * OSM_ERROR naming what is needed and what is free. */
+int osm_file_cold_block(struct osm_ctx *ctx, size_t *block);
+int osm_file_cold_make(struct osm_ctx *ctx, const struct osm_file_target *t, const char *name, int64_t size,
+		       int copies, char *path, size_t len);
+
 /* --- the benchmarks (table in file.c) ------------------------------------ */
 
 /* file_rw.c: file.read, file.write (LEBench rows) */
