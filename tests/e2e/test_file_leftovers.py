@@ -22,7 +22,8 @@ from ..conftest import osmeter_command, subprocess_env, wait_for
 
 # file.read of a 4 MiB file asked to sample for a minute: it is in its
 # timed loop, its work file written, long before the test kills it.
-RUNS_A_WHILE = ["file.read", "--param", "size=4M", "--min-time", "60", "--max-time", "60"]
+RUNS_A_WHILE = ["file.read", "--param", "size=4M", "--min-time", "60", "--max-time", "60",
+                "--max-samples", "10000000"]
 WORKDIR = re.compile(r"osmeter-probe\.(\d+)\.[A-Za-z0-9]{6}")
 SHARED = Path("/var/tmp")
 
@@ -38,8 +39,10 @@ def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def work_dirs(root: Path, pid: int | str = "*") -> list[Path]:
     """`osmeter-probe.<pid>.*` in root and in osmeter's private directories
-    `osmeter-run.*` there (the probe's $TMPDIR)."""
-    return [*root.glob(f"osmeter-probe.{pid}.*"), *root.glob(f"osmeter-run.*/osmeter-probe.{pid}.*")]
+    `osmeter-run.*` there (the probe's $TMPDIR, where the default file
+    directory is a work directory inside the probe's own work directory)."""
+    return [*root.glob(f"osmeter-probe.{pid}.*"), *root.glob(f"osmeter-run.*/osmeter-probe.{pid}.*"),
+            *root.glob(f"osmeter-run.*/osmeter-probe.{pid}.*/osmeter-probe.{pid}.*")]
 
 
 def child_probe_workdir(roots: list[Path], osmeter_pid: int, probe: str) -> tuple[int, Path] | None:
@@ -58,7 +61,7 @@ def child_probe_workdir(roots: list[Path], osmeter_pid: int, probe: str) -> tupl
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) != osmeter_pid or exe != os.path.realpath(probe):
                 continue
-            if any(f.is_file() for f in d.iterdir()):
+            if any(f.is_file() for f in d.iterdir()):  # the innermost: the file benchmark's
                 return pid, d
     return None
 
@@ -141,6 +144,7 @@ def test_sigkill_leaves_nothing_in_the_default_directory(real_probe: str, probe_
     rc, err, pid, workdir = kill_the_probe_mid_benchmark(real_probe, [probe_tmpdir, SHARED])
     on_tmpfs = probe_tmpdir.name == "tmpfs"
     assert (workdir.parent == SHARED) == on_tmpfs, workdir
+    assert on_tmpfs or workdir.is_relative_to(probe_tmpdir), workdir
     assert_death_reported(rc, err)
     assert left_by(pid, probe_tmpdir, SHARED) == []
     assert list(probe_tmpdir.iterdir()) == []  # osmeter's private osmeter-run.* went too
