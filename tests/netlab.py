@@ -64,10 +64,13 @@ SFTP_READ = 32768
 # TBF bucket. BURST is how much may leave at line speed after the link has
 # been idle, so it is an error term of any rate measured over a few
 # megabytes: 32 KiB is 2 % of one 1 MiB block and 0.05 % of a 64 MiB pass.
-# It holds 21 full 1514-byte frames (TBF drops a packet bigger than the
-# bucket; a 64 KiB GSO packet is cut into segments first) and is more than
-# the 2.6 ms of traffic at 100 Mbit/s that one hrtimer wake-up of the qdisc
-# watchdog must cover. LATENCY bounds the queue: 50 ms at 100 Mbit/s is
+# Too small a bucket loses rate instead: while the queue waits for tokens,
+# the qdisc's hrtimer watchdog may fire late, and tokens beyond the bucket
+# are lost; 32 KiB is 2.6 ms of traffic at 100 Mbit/s, far more than that
+# lateness (the old rule of thumb rate/HZ, 50 kB here, dates from TBF's
+# jiffy timer). It holds 21 full 1514-byte frames (TBF drops a packet
+# bigger than the bucket; a 64 KiB GSO packet is cut into segments first).
+# LATENCY bounds the queue: 50 ms at 100 Mbit/s is
 # 625 kB, far above the link's bandwidth-delay product (a veth's round trip
 # is tens of microseconds), so TCP keeps the queue from ever running empty
 # and the link is busy all the time data is asked for.
