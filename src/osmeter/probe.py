@@ -14,7 +14,10 @@ than MAX_LINE_BYTES is not buffered: it is reported as an error.
 
 The probe's temporary files go to a directory osmeter makes for each probe
 process ($TMPDIR points into it) and removes once the probe's group is dead,
-so a probe killed with SIGKILL (which cannot clean up) leaves nothing.
+so a probe killed with SIGKILL (which cannot clean up) leaves nothing. The
+file benchmarks' work directories elsewhere (`--param dir=PATH`, or
+/var/tmp) are named `osmeter-probe.<pid>.XXXXXX` after the probe's pid, and
+osmeter removes those of its own probe there too (remove_probe_workdirs).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import fcntl
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -154,6 +158,7 @@ class ProbeProcess:
         self._popen = popen
         self.tmpdir = tmpdir  # the probe's $TMPDIR, removed by close()
         self._lock_fd: int | None = None  # flock held on it while we live (remove_stale_tmpdirs)
+        self.leftovers: list[str] = []  # work directories the probe left and close() removed
         self._lines: queue.Queue[bytes | type[_TooLong] | None] = queue.Queue()
         assert popen.stdout is not None and popen.stderr is not None
         self._reader = threading.Thread(target=self._read, args=(popen.stdout,), name="probe-stdout", daemon=True)
@@ -301,6 +306,7 @@ class ProbeProcess:
             if stream is not None:
                 stream.close()
         self.remove_tmpdir()
+        self.leftovers += remove_probe_workdirs(self._popen.pid, self.argv)
         return returncode
 
     def remove_tmpdir(self) -> None:
@@ -373,6 +379,92 @@ def _is_stale(entry: os.DirEntry[str]) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+# The file benchmarks' work directories: "DIR/osmeter-probe.<pid>.XXXXXX"
+# (probe/src/cleanup.c, mkdtemp), in each `--param dir=DIR` and, for the
+# default directory when $TMPDIR is on tmpfs, in /var/tmp.
+PROBE_WORKDIR_PREFIX = "osmeter-probe."
+PROBE_SHARED_WORKDIR = "/var/tmp"
+GROUP_GONE_S = 2.0  # how long the killed group's members get to die before the removal
+
+
+def probe_dir_params(argv: Sequence[str]) -> list[str]:
+    """Every `dir` value of `--param dir=...` in a probe command line, in
+    order: `--param dir=X`, `--param=dir=X` and getopt's abbreviations of
+    --param. A string parameter is a path taken whole, commas included
+    (probe/src/cli_param.c), so `dir=a,b` is the one directory "a,b";
+    `--param dir=A --param dir=B` gives two. Arguments after `--` are
+    operands, not options."""
+    dirs: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            break
+        name, eq, attached = arg.partition("=")
+        if len(name) < 3 or not "--param".startswith(name):
+            continue
+        if eq:
+            value = attached
+        elif i < len(args):
+            value = args[i]
+            i += 1
+        else:
+            break
+        key, eq, path = value.partition("=")
+        if eq and key == "dir" and path and path not in dirs:
+            dirs.append(path)
+    return dirs
+
+
+def remove_probe_workdirs(pid: int, argv: Sequence[str], shared: str = PROBE_SHARED_WORKDIR) -> list[str]:
+    """Remove the work directories `osmeter-probe.<pid>.XXXXXX` that the
+    ended probe `pid` (run with `argv`) left in its `dir=` directories and
+    in `shared` (/var/tmp): a probe killed with SIGKILL cannot remove them.
+    Only that exact name (six mkdtemp characters) and only real directories
+    (a symbolic link of that name is left alone, and shutil.rmtree follows
+    none inside); best effort. Returns what was removed.
+
+    Call it once the probe is dead: its pid names nothing else until
+    another osmeter-probe gets the same pid and makes a directory in the
+    same place, which the moment just after the probe ended makes
+    vanishingly unlikely. Relative `dir=` paths are the probe's: osmeter's
+    working directory, which the probe shares."""
+    _wait_group_gone(pid)
+    name = re.compile(rf"{re.escape(PROBE_WORKDIR_PREFIX)}{pid}\.[A-Za-z0-9]{{6}}")
+    removed: list[str] = []
+    for parent in (*probe_dir_params(argv), shared):
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for entry in entries:
+            if not name.fullmatch(entry.name):
+                continue
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            if not os.path.lexists(entry.path) and entry.path not in removed:
+                removed.append(entry.path)
+    return removed
+
+
+def _wait_group_gone(pgid: int, timeout: float = GROUP_GONE_S) -> None:
+    """Until no process of the probe's group (a child reading or writing in
+    a work directory, SIGKILLed a moment ago) is left, or `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
 
 
 class SignalForwarder:
