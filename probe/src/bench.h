@@ -102,7 +102,9 @@ struct osm_ctx {
 	 * --counters divides by it too, so counters are per the same
 	 * operation as the value. */
 	unsigned ops_per_unit;
-	/* Harness only: 1 while a sampled batch runs (counters may count). */
+	/* Set by the harness: 1 while a sampled batch runs (counters may
+	 * count), 0 in warm-up and calibration. Benchmarks may read it (to
+	 * sum their own rate over sampled batches only), never write it. */
 	int counting;
 	/* run --lebench-exact: time one call per clock pair as LEBench does.
 	 * The harness then uses fixed_batch instead of calibrating; a

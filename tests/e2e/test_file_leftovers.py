@@ -110,6 +110,7 @@ def test_sigkill_leaves_nothing_in_the_dir(real_probe: str, tmp_path: Path) -> N
     assert workdir.parent == target
     assert_death_reported(rc, err)
     assert list(target.iterdir()) == []
+    assert f"removed the work directory the stopped probe left: {workdir}" in err, err
 
 
 @pytest.fixture(params=["disk", "tmpfs"])

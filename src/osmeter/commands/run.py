@@ -268,6 +268,8 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
                 proc.forward_stderr(sys.stderr)
             progress.show(event)
         returncode = proc.close()
+        for path in proc.leftovers:
+            progress.note(f"removed the work directory the stopped probe left: {path}")
         if recorder.run_id is None and signals.received is None:
             if returncode == PROBE_USAGE_EXIT and problem is None:
                 raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
