@@ -16,7 +16,7 @@ from typing import Iterator
 import pytest
 
 from osmeter.errors import EXIT_PROBE
-from probe_helpers import find_probe, optional_tool_missing
+from probe_helpers import optional_tool_missing
 
 from ..conftest import osmeter_command, subprocess_env, wait_for
 
@@ -26,15 +26,6 @@ RUNS_A_WHILE = ["file.read", "--param", "size=4M", "--min-time", "60", "--max-ti
                 "--max-samples", "10000000"]
 WORKDIR = re.compile(r"osmeter-probe\.(\d+)\.[A-Za-z0-9]{6}")
 SHARED = Path("/var/tmp")
-
-
-@pytest.fixture
-def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
-    path = find_probe()
-    if path is None:
-        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
-    monkeypatch.setenv("OSMETER_PROBE", path)
-    return path
 
 
 def work_dirs(root: Path, pid: int | str = "*") -> list[Path]:

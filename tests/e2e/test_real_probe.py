@@ -17,18 +17,9 @@ import pytest
 
 from ..conftest import db_rows, osmeter_command, subprocess_env, wait_for
 
-from probe_helpers import TINY, find_probe
+from probe_helpers import TINY
 
 NAMES = ["cpu.loop_overhead", "syscall.null", "syscall.getuid"]
-
-
-@pytest.fixture
-def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
-    path = find_probe()
-    if path is None:
-        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
-    monkeypatch.setenv("OSMETER_PROBE", path)
-    return path
 
 
 def osmeter(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

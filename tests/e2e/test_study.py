@@ -14,18 +14,7 @@ import pytest
 
 from ..conftest import db_rows, osmeter_command, subprocess_env
 
-from probe_helpers import find_probe
-
 pytest.importorskip("matplotlib")
-
-
-@pytest.fixture
-def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
-    path = find_probe()
-    if path is None:
-        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
-    monkeypatch.setenv("OSMETER_PROBE", path)
-    return path
 
 
 def osmeter(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

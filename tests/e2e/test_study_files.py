@@ -24,7 +24,6 @@ from osmeter.errors import UsageError
 
 from ..conftest import DATA, db_rows, osmeter_command, subprocess_env
 
-from probe_helpers import find_probe
 
 pytest.importorskip("matplotlib")
 
@@ -347,11 +346,7 @@ def test_sigterm_mid_study_keeps_the_run_and_leaves_no_cgroup(stand_in, store_pa
 
 
 @pytest.mark.slow  # ~20 s: a quick study with the real probe (a 1 GiB sweep inside 512 MiB as root)
-def test_quick_study_with_the_real_probe(store_path, tmp_path, monkeypatch):
-    probe = find_probe()
-    if probe is None:
-        pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
-    monkeypatch.setenv("OSMETER_PROBE", probe)
+def test_quick_study_with_the_real_probe(store_path, tmp_path, real_probe):
     p = study(tmp_path, "--quick")
     assert p.returncode in (0, errors.EXIT_BENCH_ERRORS), p.stderr[-3000:]
     assert db_rows(store_path, "SELECT label FROM runs") == [("files study",)]

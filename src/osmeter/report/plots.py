@@ -170,6 +170,29 @@ def figure(width: float = 6.4, height: float = 3.6) -> "Figure":
     return Figure(figsize=(width, height), layout="constrained")
 
 
+def size_label(b: float) -> str:
+    """A byte count as a tick label: 4K, 1.5M, 2G (binary units)."""
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if b >= 1 << shift:
+            v = b / (1 << shift)
+            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.3g}{unit}"
+    return f"{b:.0f}"
+
+
+def log2_size_axis(ax: Any, sizes: Sequence[int], label: str) -> None:
+    """A log2 x axis over byte sizes, ticks at powers of two (every other
+    one beyond 12 doublings), labelled with size_label."""
+    ax.set_xscale("log", base=2)
+    lo, hi = min(sizes), max(sizes)
+    k0, k1 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
+    step = 2 if k1 - k0 > 12 else 1
+    ticks = [2**k for k in range(k0, k1 + 1) if (k - k0) % step == 0]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([size_label(t) for t in ticks])
+    ax.set_xlim(lo / 1.2, hi * 1.2)
+    ax.set_xlabel(label)
+
+
 def unit_label(unit: str | None) -> str:
     return _UNIT_LABEL.get(unit or "", unit or "value")
 

@@ -33,26 +33,6 @@ CONTENTION = "file.contention"
 US = 1e3
 
 
-def _size_label(b: float) -> str:
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if b >= 1 << shift:
-            v = b / (1 << shift)
-            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.3g}{unit}"
-    return f"{b:.0f}"
-
-
-def _log2_axis(ax: Any, sizes: list[int], label: str) -> None:
-    ax.set_xscale("log", base=2)
-    lo, hi = min(sizes), max(sizes)
-    k0, k1 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-    step = 2 if k1 - k0 > 12 else 1
-    ticks = [2**k for k in range(k0, k1 + 1) if (k - k0) % step == 0]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([_size_label(t) for t in ticks])
-    ax.set_xlim(lo / 1.2, hi * 1.2)
-    ax.set_xlabel(label)
-
-
 # --- the page-cache curve ----------------------------------------------------
 
 
@@ -80,7 +60,7 @@ def cache_figure(a: pagecache.CacheAnalysis, name: str) -> NamedFigure:
     if k.threshold_ns:
         ax.axhline(k.threshold_ns / US, color="0.6", linewidth=0.8, linestyle="-.",
                    label=f"plateau x{1 + pagecache.TOL:g}")
-    _log2_axis(ax, x, "file size (bytes, log2 scale; M = MiB, G = GiB)")
+    plots.log2_size_axis(ax, x, "file size (bytes, log2 scale; M = MiB, G = GiB)")
     ys = [p.ns for p in a.points]
     if plots.wide_spread(ys):
         ax.set_yscale("log")
@@ -154,7 +134,7 @@ def cold_figure(data: RunData) -> NamedFigure | None:
         ax_t.plot(x, [p[1] / US for p in pts], linestyle=style, marker="o", markersize=3, label=label)
         ax_b.plot(x, [_mbps(p[0], p[2]) for p in pts], linestyle=style, marker="o", markersize=3, label=label)
     for ax in (ax_t, ax_b):
-        _log2_axis(ax, blocks, "block size (bytes, log2; K = KiB, M = MiB)")
+        plots.log2_size_axis(ax, blocks, "block size (bytes, log2; K = KiB, M = MiB)")
     ax_t.set_yscale("log")
     ax_t.set_ylabel("time per block (us, median, log scale)")
     ax_b.set_ylabel("throughput (MB/s = block / mean time)")
@@ -183,7 +163,7 @@ def remote_figure(data: RunData) -> NamedFigure | None:
             ax.bar(xs, [vals[b] for b in blocks if b in vals], width=width, label=where,
                    hatch="//" if remote else None)
         ax.set_xticks(range(len(blocks)))
-        ax.set_xticklabels([_size_label(b) for b in blocks])
+        ax.set_xticklabels([plots.size_label(b) for b in blocks])
         ax.set_xlabel("block size")
         ax.set_ylabel("throughput (MB/s, 1 MB = 10^6 bytes)")
         plots.set_title(ax, bench.replace("file.", "").replace("_read_cold", " reads").replace("seq", "sequential")

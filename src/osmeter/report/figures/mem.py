@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ... import memlevels
@@ -25,26 +24,6 @@ from ..table import human_bytes
 from . import NamedFigure, RunData
 
 GB = 1e9
-
-
-def _size_label(b: float) -> str:
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if b >= 1 << shift:
-            v = b / (1 << shift)
-            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.3g}{unit}"
-    return f"{b:.0f}"
-
-
-def _log2_size_axis(ax: Any, sizes: list[int]) -> None:
-    ax.set_xscale("log", base=2)
-    lo, hi = min(sizes), max(sizes)
-    k0, k1 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-    step = 2 if k1 - k0 > 12 else 1
-    ticks = [2**k for k in range(k0, k1 + 1) if (k - k0) % step == 0]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([_size_label(t) for t in ticks])
-    ax.set_xlim(lo / 1.2, hi * 1.2)
-    ax.set_xlabel("working set (bytes, log2 scale; K = KiB, M = MiB)")
 
 
 def _sysfs_lines(ax: Any, machine: dict[str, Any], lo: int, hi: int) -> None:
@@ -84,7 +63,7 @@ def latency_figure(data: RunData) -> NamedFigure | None:
         for lv in a.detection.levels:
             ax.hlines(lv.ns, lv.first_bytes, lv.last_bytes, colors=colour, linewidth=4, alpha=0.35)
             cyc = f", {lv.cycles:.1f} ref cycles" if lv.cycles is not None else ""  # TSC ticks, not core cycles
-            where = "" if lv is a.detection.memory else f", ~{_size_label(lv.size_bytes)}"
+            where = "" if lv is a.detection.memory else f", ~{plots.size_label(lv.size_bytes)}"
             label = ax.annotate(f"{lv.name}: {lv.ns:.3g} ns{cyc}{where}", (lv.first_bytes, lv.ns),
                                 xytext=(0, 4 if a.thp == 0 else -10), textcoords="offset points", fontsize=7,
                                 color=colour)
@@ -93,7 +72,7 @@ def latency_figure(data: RunData) -> NamedFigure | None:
             if lv is not a.detection.memory:
                 # the detected size: half-way up the climb to the next level
                 ax.axvline(lv.size_bytes, color=colour, linestyle="--", linewidth=0.8, alpha=0.6)
-    _log2_size_axis(ax, sizes)
+    plots.log2_size_axis(ax, sizes, "working set (bytes, log2 scale; K = KiB, M = MiB)")
     _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))  # after the scale: its own axis copies it
     ax.set_yscale("log")
     ax.set_ylabel("load-to-use latency (ns per load, log scale)")
@@ -125,7 +104,7 @@ def bandwidth_curve_figure(data: RunData) -> NamedFigure | None:
     for key, pts in groups.items():
         sizes += [s for s, _ in pts]
         ax.plot([s for s, _ in pts], [g for _, g in pts], marker="o", markersize=3, label=key)
-    _log2_size_axis(ax, sizes)
+    plots.log2_size_axis(ax, sizes, "working set (bytes, log2 scale; K = KiB, M = MiB)")
     _sysfs_lines(ax, data.run.machine, min(sizes), max(sizes))  # after the scale: its own axis copies it
     ax.set_xlabel("buffer (bytes, log2 scale; K = KiB, M = MiB)")
     ax.set_ylabel("bandwidth (GB/s, 1 GB = 10^9 bytes)")
