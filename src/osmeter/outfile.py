@@ -29,7 +29,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .errors import UsageError
 
@@ -237,6 +237,18 @@ def prepare_directory(given: str | Path) -> Path:
     except OSError as e:
         raise UsageError(f"cannot create {given}: {e.strerror}") from None
     return path
+
+
+def check_entries(directory: Path, names: Iterable[str], globs: Iterable[str] = ()) -> None:
+    """Fail now, before any work, if a file a command will write into
+    `directory` (from prepare_directory) could not be written: each of
+    `names`, and each existing entry matching one of `globs` (files named
+    after the data, such as figures)."""
+    for name in names:
+        check(directory / name)
+    for pattern in globs:
+        for path in sorted(directory.glob(pattern)):
+            check(path)
 
 
 def choose_format(

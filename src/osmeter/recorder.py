@@ -261,26 +261,19 @@ class RunRecorder:
             raise RecordError(f"'result' for {what} says n={result.n} but its 'samples' hold {len(samples.values)}")
         if samples.unit != result.unit or samples.batch != result.batch:
             raise RecordError(f"'result' and 'samples' for {what} disagree on unit or batch")
-        values = np.asarray(samples.values, dtype=np.float64)
-        finite = values[np.isfinite(values)]
-        if finite.size < values.size:
-            dropped = int(values.size - finite.size)
-            self.notes.append(f"{what}: {dropped} of {values.size} samples were null (NaN/inf) and were left out")
-        if finite.size == 0:
-            rep = Repetition("error", reason="the probe reported a result without any finite sample",
-                             batch=result.batch)
-            return self._record(result.bench, result.params, result.unit, rep, None, result.raw, result.extra,
-                                dropped=int(values.size))
-        rep = repetition_of(finite, batch=result.batch, stop_reason=result.stop_reason, flags=result.flags,
+        values = np.asarray(samples.values, dtype=np.float64)  # finite: records.py refuses anything else
+        if values.size == 0:
+            rep = Repetition("error", reason="the probe reported a result without any sample", batch=result.batch)
+            return self._record(result.bench, result.params, result.unit, rep, None, result.raw, result.extra)
+        rep = repetition_of(values, batch=result.batch, stop_reason=result.stop_reason, flags=result.flags,
                             elapsed_s=result.elapsed_s, higher_is_better=higher_is_better(result.unit))
-        return self._record(result.bench, result.params, result.unit, rep, finite, result.raw, result.extra,
-                            dropped=int(values.size - finite.size))
+        return self._record(result.bench, result.params, result.unit, rep, values, result.raw, result.extra)
 
     def _failed(self, status: str, bench: str, params: dict[str, Any], why: str, raw: dict[str, Any]) -> InstanceDone:
         return self._record(bench, params, None, Repetition(status, reason=why), None, raw, {})
 
     def _record(self, bench: str, params: dict[str, Any], unit: str | None, rep: Repetition,
-                values: FloatArray | None, raw: dict[str, Any], extra: dict[str, Any], dropped: int = 0) -> InstanceDone:
+                values: FloatArray | None, raw: dict[str, Any], extra: dict[str, Any]) -> InstanceDone:
         """Store this repetition's measurement of an instance: a new result in
         the first repetition (or for an instance it did not have), else the
         instance's result recomputed from every repetition."""
@@ -300,7 +293,7 @@ class RunRecorder:
             self._rep_samples[seq].append(values)
         old = None if new else self.results[seq]
         built = self._build(seq, bench, params, unit or (old.unit if old else None), raw if old is None else old.record,
-                            extra if old is None or old.status != "ok" else old.extra, dropped)
+                            extra if old is None or old.status != "ok" else old.extra)
         if new:
             self._store.add_result(self.run_id, built, self._pooled_samples(seq))
             self.results.append(built)
@@ -319,11 +312,9 @@ class RunRecorder:
         return np.concatenate(parts) if parts else None
 
     def _build(self, seq: int, bench: str, params: dict[str, Any], unit: str | None, record: dict[str, Any],
-               extra: dict[str, Any], dropped: int) -> BenchResult:
+               extra: dict[str, Any]) -> BenchResult:
         reps = tuple(self._reps[seq])
         extra = dict(extra)
-        if dropped:
-            extra["osmeter_dropped_samples"] = int(extra.get("osmeter_dropped_samples", 0)) + dropped
         counters = merge_counters(self._counters_of[seq]) if self._counters_of.get(seq) else None
         ok = [r for r in reps if r.status == "ok"]
         if not ok:

@@ -149,7 +149,10 @@ class _Fields:
         v = self.value(key)
         if not isinstance(v, list) or not all(x is None or _is_num(x) for x in v):
             raise self._bad(key, "an array of numbers", v if not isinstance(v, list) else "[...]")
-        return tuple(math.nan if x is None else float(x) for x in v)
+        if None in v:  # the probe never writes one: a sample that is not a finite number is an error record
+            raise RecordError(f"{self._where}: '{key}[{v.index(None)}]' is null, but the probe writes only finite "
+                              "numbers there (docs/schema.md): the file was altered")
+        return tuple(float(x) for x in v)
 
 
 # --- records -------------------------------------------------------------
@@ -467,13 +470,24 @@ def _check_text(text: str, path: str) -> None:
                           f"({text[e.start]!r}), which is not text") from None
 
 
+def _json_error(text: str, e: json.JSONDecodeError) -> str:
+    """json's complaint, with the column and the text just before it (which
+    names the key) shown safely, and the character at fault if it is a control."""
+    what = e.msg.removesuffix(" at")  # "Invalid control character at": json appends the position itself
+    if e.pos < len(text) and ord(text[e.pos]) < 0x20:
+        what = f"{what} U+{ord(text[e.pos]):04X} (the probe escapes control characters in strings)"
+    before = text[max(0, e.pos - 40):e.pos]
+    shown = json.dumps(before, ensure_ascii=True)[1:-1]
+    return f"not valid JSON ({what}, at column {e.colno}, after \"{'...' if e.pos > 40 else ''}{shown}\")"
+
+
 def loads_json(text: str) -> Any:
     """Strict JSON within the reader limits: NaN/Infinity literals, numbers
     out of range, deep nesting and lone surrogates are refused."""
     try:
         obj = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as e:
-        raise RecordError(f"not valid JSON ({e.msg} at column {e.colno})") from None
+        raise RecordError(_json_error(text, e)) from None
     except RecursionError:
         raise RecordError(f"nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as e:  # the int-digits limit, in case a parse hook is bypassed

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from osmeter.commands import import_
 from osmeter.errors import EXIT_IMPORT
 
 from ..conftest import DATA, db_rows
+from .test_import import repetition_files
 
 GOOD = DATA / "run_x86_64.jsonl"
 LINES = GOOD.read_text().splitlines()
@@ -104,13 +106,52 @@ def test_the_same_file_twice_is_refused_unless_again(cli, tmp_path: Path, store_
     copy.write_bytes(GOOD.read_bytes())  # another name, the same bytes
     r = cli("import", str(copy))
     assert r.code == EXIT_IMPORT
-    assert f"{copy} was imported before, as run 1" in r.err and "--again" in r.err
+    assert f"{copy} was imported before, in run 1" in r.err and "--again" in r.err
     assert db_rows(store_path, "SELECT id FROM runs") == [(1,)]
     r = cli("import", "--again", str(copy))
     assert r.code == 0 and "as run 2" in r.out
-    assert "as run 3" in cli("import", str(GOOD), str(GOOD)).out  # repetitions: another content
     hashes = db_rows(store_path, "SELECT content_sha256 FROM runs ORDER BY id")
-    assert hashes[0] == hashes[1] != hashes[2]
+    assert hashes[0] == hashes[1]
+
+
+def test_the_same_file_twice_in_one_import_is_refused_even_with_again(cli, store_path: Path) -> None:
+    """Two copies of one file would be two repetitions that agree exactly:
+    the samples counted twice and the spread between repetitions zero."""
+    for again in ([], ["--again"]):
+        r = cli("import", *again, str(GOOD), str(GOOD))
+        assert r.code == EXIT_IMPORT and f"{GOOD} and {GOOD} have the same bytes (SHA-256)" in r.err
+    assert db_rows(store_path, "SELECT id FROM runs") == []
+
+
+def test_a_file_imported_before_is_refused_among_others(cli, tmp_path: Path, store_path: Path) -> None:
+    """rep0 alone, then rep0 with rep1 as the repetitions of one run: rep0's
+    samples would be stored twice, so it is refused unless --again; and rep1
+    alone after that is refused as a part of run 2."""
+    rep0, rep1 = repetition_files(tmp_path, 2)
+    assert cli("import", rep0).code == 0
+    r = cli("import", rep0, rep1)
+    assert r.code == EXIT_IMPORT, r.err
+    assert f"{rep0} was imported before, in run 1 (same SHA-256): its samples would be stored twice" in r.err
+    assert db_rows(store_path, "SELECT id FROM runs") == [(1,)]
+    r = cli("import", "--again", rep0, rep1)
+    assert r.code == 0 and "as run 2 (complete, 2 repetitions)" in r.out, r.err
+    r = cli("import", rep1)
+    assert r.code == EXIT_IMPORT and f"{rep1} was imported before, in run 2" in r.err
+    assert db_rows(store_path, "SELECT run_id, position FROM imported_files ORDER BY 1, 2") == [(1, 0), (2, 0), (2, 1)]
+
+
+def test_a_record_after_end_is_named_as_such(cli, tmp_path: Path, store_path: Path) -> None:
+    """Two outputs joined with cat: not 'cut short', but a record after 'end'."""
+    joined = tmp_path / "joined.jsonl"
+    joined.write_text("\n".join(LINES + LINES) + "\n")
+    r = cli("import", str(joined))
+    assert r.code == EXIT_IMPORT
+    assert (f"{joined}, line {len(LINES) + 1}: a 'meta' record after the 'end' record of line {len(LINES)}"
+            in r.err) and "cut short" not in r.err
+    trailing = tmp_path / "trailing.jsonl"
+    trailing.write_text("\n".join(LINES + ['{"type":"telemetry","t":1}']) + "\n")  # a newer probe's record
+    r = cli("import", str(trailing))
+    assert r.code == 0 and "unknown type" in r.err, r.err
 
 
 def test_oversized_file_is_refused(cli, tmp_path: Path, store_path: Path) -> None:
@@ -190,3 +231,17 @@ def test_fifo_with_a_good_file_is_imported(cli, tmp_path: Path, store_path: Path
 def test_directory_is_refused(cli, tmp_path: Path) -> None:
     r = cli("import", str(tmp_path))
     assert r.code == EXIT_IMPORT and "it is a directory" in r.err
+
+
+def test_a_file_imported_before_migration_0005_is_still_recognised(cli, store_path: Path) -> None:
+    """A run imported before imported_files existed (0004) has its file's
+    digest in runs.content_sha256 only, and no imported_files row after the
+    upgrade: the file is still recognised."""
+    assert cli("import", str(GOOD)).code == 0
+    conn = sqlite3.connect(store_path)
+    conn.execute("DELETE FROM imported_files")  # what 0005 leaves for an older run
+    conn.commit()
+    conn.close()
+    r = cli("import", str(GOOD))
+    assert r.code == EXIT_IMPORT and f"{GOOD} was imported before, in run 1" in r.err
+    assert db_rows(store_path, "SELECT id FROM runs") == [(1,)]

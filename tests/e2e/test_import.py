@@ -21,6 +21,16 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
+def repetition_files(tmp_path: Path, count: int) -> list[str]:
+    """`count` files as `count` probe processes would write them: the same
+    records, each started a minute after the last (distinct bytes)."""
+    text = GOOD.read_text()
+    stamp = '"start_time":"2026-11-22T07:40:00Z"'
+    assert stamp in text
+    return [str(write(tmp_path, f"rep{i}.jsonl", text.replace(stamp, stamp.replace(":40:", f":4{i}:"), 1)))
+            for i in range(count)]
+
+
 def stored_runs(store_path: Path) -> list[tuple[object, ...]]:
     return db_rows(store_path, "SELECT id FROM runs")
 
@@ -129,7 +139,7 @@ def test_missing_file(cli, tmp_path: Path) -> None:
 def test_several_files_are_the_repetitions_of_one_run(cli, tmp_path: Path, store_path: Path) -> None:
     """Three files from three probe processes: one run, each result pooled
     from three repetitions (the board-without-Python form of --repeat)."""
-    paths = [str(GOOD)] * 3
+    paths = repetition_files(tmp_path, 3)
     r = cli("import", *paths, "--label", "board x3")
     assert r.code == 0, r.err
     assert "as run 1 (complete, 3 repetitions)" in r.out

@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -260,6 +261,41 @@ def test_page_cache_reads_the_knee_off_the_stored_run(stand_in, store_path, tmp_
     bad = page_cache("1", "-o", str(tmp_path / "knee.txt"))
     assert bad.returncode == errors.EXIT_USAGE and ".svg" in bad.stderr
     assert page_cache("7").returncode == errors.EXIT_NOT_FOUND
+
+
+def test_page_cache_figure_follows_the_suffix_rule(stand_in, store_path, tmp_path):
+    """The one -o rule (outfile.py): the suffix picks the format, --format
+    overrides it, a device is written in place; --format needs -o."""
+    assert study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path)).returncode == 0
+    odd = tmp_path / "knee.out"
+    bad = page_cache("1", "-o", str(odd))
+    assert bad.returncode == errors.EXIT_USAGE and "--format" in bad.stderr and not odd.exists()
+    assert page_cache("1", "-o", str(odd), "--format", "png").returncode == 0
+    assert odd.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page_cache("1", "-o", str(tmp_path / "knee.PDF")).returncode == 0
+    assert (tmp_path / "knee.PDF").read_bytes().startswith(b"%PDF")
+    node = tmp_path / "null"
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    p = page_cache("1", "-o", str(node))
+    assert p.returncode == 0, p.stderr
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+    alone = page_cache("1", "--format", "svg")
+    assert alone.returncode == errors.EXIT_USAGE and "give -o FIGURE too" in alone.stderr
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_study(stand_in, store_path, tmp_path):
+    """A directory where the table goes (or a figure of an earlier study)
+    is found before the probe runs, not after minutes of measuring."""
+    out = tmp_path / "out"
+    (out / "files-study.csv").mkdir(parents=True)
+    p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
+    assert p.returncode == errors.EXIT_USAGE and "files-study.csv: it is a directory" in p.stderr, p.stderr
+    assert not stand_in.exists() and db_rows(store_path, "SELECT id FROM runs") == []
+    (out / "files-study.csv").rmdir()
+    (out / "file-contention.png").mkdir()
+    p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
+    assert p.returncode == errors.EXIT_USAGE and "file-contention.png: it is a directory" in p.stderr
+    assert not stand_in.exists()
 
 
 def test_page_cache_of_a_run_without_a_sweep(cli, store_path):

@@ -90,15 +90,14 @@ def test_order_violations(store_path: Path, mutate, message: str) -> None:
         feed_all(store_path, mutate(objs()))
 
 
-def test_null_samples_are_left_out_with_a_note(store_path: Path) -> None:
+def test_null_samples_are_refused_naming_the_sample(store_path: Path) -> None:
+    """docs/schema.md: 'values' never holds null (the probe turns a sample that
+    is not a finite number into an error record), so a null is damage."""
     items = objs()
     values = items[2]["values"]
     items[2] = dict(items[2], values=values[:-1] + [None])
-    recorder = feed_all(store_path, items)
-    first = recorder.results[0]
-    assert first.summary is not None and first.summary.n == len(values) - 1
-    assert first.extra["osmeter_dropped_samples"] == 1
-    assert "1 of 40 samples were null" in recorder.notes[0]
+    with pytest.raises(RecordError, match=rf"'values\[{len(values) - 1}\]' is null, but the probe writes only"):
+        feed_all(store_path, items)
 
 
 def test_counters_attach_to_their_result(store_path: Path) -> None:

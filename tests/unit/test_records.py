@@ -159,12 +159,23 @@ def test_wrong_types(kind: str, key: str, value: Any, message: str) -> None:
 
 
 def test_null_numbers_read_as_nan() -> None:
-    obj = dict(first("samples"), values=[1.0, None, 2.0])
-    s = records.parse_line(json.dumps(obj))
-    assert isinstance(s, records.Samples)
-    assert s.values[0] == 1.0 and math.isnan(s.values[1])
     r = records.parse_line(json.dumps(dict(first("result"), mean=None, ref_cycles=None)))
     assert isinstance(r, records.Result) and math.isnan(r.mean) and r.ref_cycles is None
+
+
+def test_null_samples_are_refused() -> None:
+    obj = dict(first("samples"), values=[1.0, None, 2.0])
+    with pytest.raises(records.RecordError, match=r"'values\[1\]' is null, but the probe writes only finite"):
+        records.parse_line(json.dumps(obj))
+
+
+def test_json_errors_name_the_place_and_the_control_character() -> None:
+    text = json.dumps(dict(first("skip"), reason="@@")).replace("@@", "needs\x0croot")
+    with pytest.raises(records.RecordError) as e:
+        records.parse_line(text)
+    message = e.value.message
+    assert "Invalid control character U+000C" in message and " at at " not in message
+    assert f"at column {text.index(chr(12)) + 1}" in message and '\\"reason\\": \\"needs' in message
 
 
 def test_unknown_keys_are_ignored() -> None:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from osmeter.commands.run import probe_argv
+from osmeter.errors import EXIT_USAGE
 from osmeter.commands.study import SIZES_MIB, fork_options, render_csv, render_text, table_rows
 from osmeter.model import BenchResult
 from osmeter.report.figures import RunData
@@ -76,3 +77,20 @@ def test_figures_need_two_sizes() -> None:
     data = RunData(run=None, results=one, samples=lambda r: None)  # type: ignore[arg-type]
     assert figures(data) == []
     assert math.isfinite(study_points(data)[0].median)
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_the_study(cli, store_path, tmp_path, monkeypatch) -> None:
+    """The table's file (or an old figure's) being a directory is found before
+    the probe runs, not after the study's minutes of forking."""
+    marker = tmp_path / "probe-ran"
+    probe = tmp_path / "probe"
+    probe.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    probe.chmod(0o755)
+    monkeypatch.setenv("OSMETER_PROBE", str(probe))
+    out = tmp_path / "out"
+    for blocker in ("fork-study.csv", "task-fork-study-migration.svg"):
+        (out / blocker).mkdir(parents=True)
+        r = cli("study", "fork", "--quick", "-o", str(out))
+        assert r.code == EXIT_USAGE and f"{blocker}: it is a directory" in r.err, r.err
+        assert not marker.exists() and not store_path.exists()
+        (out / blocker).rmdir()

@@ -17,8 +17,10 @@ Reading is bounded (docs/schema.md, "Reader limits"): a file larger than
 --max-size is refused; so is a pipe or device that sends more, or nothing
 for READ_IDLE_S, or is still sending after READ_TOTAL_S. Lines end at a newline
 only: U+2028, U+2029 and U+0085 are characters inside a string, not line
-ends. The SHA-256 of the bytes is stored with the run, and a file imported
-before is refused (naming the run) unless --again is given.
+ends. The SHA-256 of the bytes of each file is stored with the run, and a
+file imported before, alone or among others, is refused (naming the run)
+unless --again is given; the same file given twice in one import is
+always refused (its samples would count twice, as two repetitions).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..errors import ImportFileError, RecordError
 from ..recorder import RunContext, RunRecorder
 from ..records import MAX_LINE_BYTES, End, Meta, Record, Unknown, parse_line
 from ..store import open_store, resolve_location
+from ..store.base import Store
 from .options import add_store_option, positive_int
 
 NAME = "import"
@@ -91,7 +94,7 @@ class ProbeFile:
 
     @property
     def complete(self) -> bool:
-        return bool(self.records) and isinstance(self.records[-1][1], End)
+        return any(isinstance(r, End) for _, r in self.records)  # only unknown records may follow it
 
 
 def _foreign(path: Path, why: str) -> ImportFileError:
@@ -175,7 +178,7 @@ def read_probe_file(path: Path, max_bytes: int = DEFAULT_MAX_SIZE_MIB * MIB) -> 
     if not any(line.strip() for line in lines):
         raise _foreign(path, "it is empty")
     records: list[tuple[int, Record]] = []
-    cut_line = None
+    cut_line = end_line = None
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -189,10 +192,19 @@ def read_probe_file(path: Path, max_bytes: int = DEFAULT_MAX_SIZE_MIB * MIB) -> 
                 raise _foreign(path, f"line {number}: {e.message}") from None
             raise ImportFileError(f"{path}, line {number}: {e.message}") from None
         if not records and not isinstance(record, Meta):
-            kind = record.kind if isinstance(record, Unknown) else type(record).__name__.lower()
-            raise _foreign(path, f"line {number} is a '{kind}' record, not 'meta'")
+            raise _foreign(path, f"line {number} is a '{_kind(record)}' record, not 'meta'")
+        if end_line is not None and not isinstance(record, Unknown):  # a newer probe's records may follow (schema.md)
+            raise ImportFileError(f"{path}, line {number}: a '{_kind(record)}' record after the 'end' record of "
+                                  f"line {end_line}; a probe writes nothing after 'end'. Several outputs joined in one "
+                                  "file? Import each file as it was written (several: one run's repetitions)")
         records.append((number, record))
+        if isinstance(record, End):
+            end_line = number
     return ProbeFile(path, tuple(records), cut_line, hashlib.sha256(data).hexdigest())
+
+
+def _kind(record: Record) -> str:
+    return record.kind if isinstance(record, Unknown) else type(record).__name__.lower()
 
 
 def _parse_raw(raw: bytes) -> Record:
@@ -239,6 +251,33 @@ def content_hash(files: list[ProbeFile]) -> str:
     return hashlib.sha256("\n".join(f.sha256 for f in files).encode()).hexdigest()
 
 
+def _refuse_same_file_twice(files: list[ProbeFile]) -> None:
+    """One probe run given twice would be counted as two repetitions: its
+    samples twice, its spread zero. --again does not allow it."""
+    first: dict[str, Path] = {}
+    for f in files:
+        if f.sha256 in first:
+            raise ImportFileError(f"{first[f.sha256]} and {f.path} have the same bytes (SHA-256): one probe run "
+                                  "given twice would count its samples twice, as two repetitions; "
+                                  "nothing was stored. Give each repetition's file once")
+        first[f.sha256] = f.path
+
+
+def _refuse_imported_before(store: Store, files: list[ProbeFile], digest: str) -> None:
+    """The same import again, or a file of it imported before (alone or
+    among others): refused, naming the run, so no samples are stored twice."""
+    earlier = store.runs_with_content(digest) if len(files) > 1 else []
+    if earlier:
+        raise ImportFileError(f"these files were imported before, as run {', '.join(map(str, earlier))} (same "
+                              "SHA-256); nothing was stored. Give --again to store them as another run")
+    for f in files:
+        earlier = store.runs_with_content(f.sha256)
+        if earlier:
+            raise ImportFileError(f"{f.path} was imported before, in run {', '.join(map(str, earlier))} (same "
+                                  "SHA-256): its samples would be stored twice; nothing was stored. "
+                                  "Give --again to store them again, as another run")
+
+
 def run(args: argparse.Namespace) -> int:
     paths = [Path(f) for f in args.files]
     files = [read_probe_file(path, args.max_size * MIB) for path in paths]
@@ -255,21 +294,19 @@ def run(args: argparse.Namespace) -> int:
                 "allow_incomplete": args.allow_incomplete, "repeat": len(paths)},
         source="import",
     )
+    _refuse_same_file_twice(files)
     digest = content_hash(files)
     store = open_store(resolve_location(args.store), create=True)
     try:
-        earlier = store.runs_with_content(digest)
-        if earlier and not args.again:
-            what = "these files were" if len(files) > 1 else f"{paths[0]} was"
-            raise ImportFileError(f"{what} imported before, as run {', '.join(map(str, earlier))} (same SHA-256); "
-                                  "nothing was stored. Give --again to store it as another run")
+        if not args.again:
+            _refuse_imported_before(store, files, digest)
         recorder = RunRecorder(store, context, repetitions=len(files))
         with store.transaction():
             for f in files[:-1]:
                 store_probe_file(f, recorder, finish=False)
             status = store_probe_file(files[-1], recorder)
             assert recorder.run_id is not None
-            store.set_content_hash(recorder.run_id, digest)
+            store.set_content_hash(recorder.run_id, digest, [f.sha256 for f in files])
         counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
     finally:
         store.close()

@@ -6,7 +6,9 @@ curve (osmeter.pagecache states the method) and sets it next to what
 cgroup's limit when the run had one (`osmeter run --cgroup-mem`). The curve
 comes from `osmeter study files` (which sweeps the sizes inside a memory
 cgroup) or `osmeter run file.cache_sweep --param size=A,B,... --cgroup-mem
-SIZE`. `-o FIGURE.svg|png` writes the curve with its knee.
+SIZE`. `-o FIGURE.svg|png|pdf` writes the curve with its knee: the suffix
+picks the format, `--format` overrides it (outfile.py's rule, as for every
+`-o`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from typing import Any
 
 from .. import outfile, pagecache, textsafe
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, UsageError
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option
 
@@ -36,6 +38,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
     p.add_argument("-o", "--output", metavar="FIGURE", help="write the curve with its knee (.svg, .png or .pdf)")
+    p.add_argument("--format", choices=tuple(FIGURE_SUFFIXES.values()),
+                   help="the figure's format (default: from the suffix of -o; svg for a device or pipe)")
     add_store_option(p)
     add_json_option(p, "the curves and knees")
     return p
@@ -51,12 +55,10 @@ def page_cache(store: Any, ref: str, as_json: bool) -> tuple[str, list[pagecache
     return textsafe.terminal(f"run {info.id}\n" + pagecache.render_text(analyses)), analyses
 
 
-def write_figure(path: str, analyses: list[pagecache.CacheAnalysis]) -> str:
+def write_figure(path: str, fmt: str, analyses: list[pagecache.CacheAnalysis]) -> str:
     from ..report import plots
     from ..report.figures.file import cache_figure
 
-    fmt = outfile.choose_format(None, path, FIGURE_SUFFIXES, None)
-    assert fmt is not None
     usable = [a for a in analyses if len(a.points) >= 2]
     if not usable:
         return "no curve of two or more sizes: no figure written"
@@ -70,8 +72,11 @@ def write_figure(path: str, analyses: list[pagecache.CacheAnalysis]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.output:
-        outfile.choose_format(None, args.output, FIGURE_SUFFIXES, None)  # a bad name fails before any work
+    fmt = None
+    if args.format and not args.output:
+        raise UsageError("--format is the figure's format: give -o FIGURE too")
+    if args.output:  # a bad name fails before any work
+        fmt = outfile.choose_format(args.format, args.output, FIGURE_SUFFIXES, "svg")
         outfile.check(args.output)
         try:
             import matplotlib  # noqa: F401
@@ -81,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         text, analyses = page_cache(store, args.run, args.json)
         sys.stdout.write(text)
-        if args.output:
-            textsafe.say("note", write_figure(args.output, analyses))
+        if args.output and fmt:
+            textsafe.say("note", write_figure(args.output, fmt, analyses))
     finally:
         store.close()
     return 0

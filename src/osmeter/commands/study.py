@@ -202,6 +202,10 @@ def _check_figures_possible() -> None:
         )
 
 
+TABLES = ("fork-study.csv", "fork-study.txt")  # what write_outputs writes, checked before the study runs
+FIGURES = ("task-fork-study*.svg", "task-fork-study*.png")  # report/figures/task.py names them so
+
+
 def write_outputs(store: Store, run_id: int, directory: Path) -> list[Path]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored fork-study run."""
     from ..report import plots
@@ -211,7 +215,7 @@ def write_outputs(store: Store, run_id: int, directory: Path) -> list[Path]:
     data = run_data(store, store.run(str(run_id)))
     written = []
     header, rows = table_rows(study_points(data))
-    for name, text in (("fork-study.csv", render_csv(header, rows)), ("fork-study.txt", render_text(header, rows))):
+    for name, text in zip(TABLES, (render_csv(header, rows), render_text(header, rows))):
         outfile.write(directory / name, text)
         written.append(directory / name)
     for nf in figures(data):
@@ -239,6 +243,7 @@ def run_fork(args: argparse.Namespace) -> int:
     _check_figures_possible()
     directory = Path(args.output)
     outfile.prepare_directory(directory)  # checked and made before any work; links followed
+    outfile.check_entries(directory, TABLES, FIGURES)
     forks = args.forks or (QUICK_FORKS if args.quick else FULL_FORKS)
     opts = fork_options(forks, args.drop_caches, args.cpu, args.label, args.counters)
     store = open_store(resolve_location(args.store), create=True)
@@ -260,7 +265,7 @@ def run_fork(args: argparse.Namespace) -> int:
         for note in recorder.notes:
             textsafe.say("note", note)
         written = write_outputs(store, recorder.run_id, directory)
-        sys.stdout.write((directory / "fork-study.txt").read_text(encoding="utf-8"))
+        sys.stdout.write((directory / TABLES[1]).read_text(encoding="utf-8"))
         for r in recorder.results:
             if r.status != "ok":
                 print(textsafe.line(f"{r.status}: task.fork {r.params}: {r.reason}"))

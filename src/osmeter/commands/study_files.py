@@ -378,6 +378,10 @@ def run_parts(plan: Plan, probe: Path, recorder: RunRecorder, progress: PartProg
     return outcome
 
 
+TABLES = ("files-study.csv", "files-study.txt")  # what write_outputs writes, checked before the study runs
+FIGURES = ("file-*.svg", "file-*.png")  # report/figures/file.py names them so
+
+
 def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]) -> tuple[list[Path], str]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored files-study run."""
     from ..report import plots
@@ -389,7 +393,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]
     rows = table_rows(data.results)
     text = render_text(rows, pagecache.analyse(data.results, info.params), notes)
     written = []
-    for name, content in (("files-study.csv", render_csv(rows)), ("files-study.txt", text)):
+    for name, content in zip(TABLES, (render_csv(rows), text)):
         written.append(outfile.write(directory / name, content))
     for nf in figures(data):
         try:
@@ -404,6 +408,7 @@ def run(args: argparse.Namespace) -> int:
     _check_figures_possible()
     plan = make_plan(args)
     directory = outfile.prepare_directory(Path(args.output))  # checked and made before any work
+    outfile.check_entries(directory, TABLES, FIGURES)
     for note in plan.notes:
         textsafe.say("note", note)
     store = open_store(resolve_location(args.store), create=True)

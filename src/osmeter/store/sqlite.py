@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..errors import NotFoundError, StoreError, UsageError
 from ..model import BenchResult, Counts, NewRun, RunInfo
@@ -353,14 +353,20 @@ class SQLiteStore:
                 "UPDATE results SET counters = ? WHERE run_id = ? AND seq = ?", (_json(counters), run_id, seq)
             )
 
-    def set_content_hash(self, run_id: int, digest: str) -> None:
-        """What an imported run was made from (migration 0004)."""
+    def set_content_hash(self, run_id: int, digest: str, file_digests: Sequence[str] = ()) -> None:
+        """What an imported run was made from: the digest of the whole import
+        (migration 0004) and of each file, in order (0005)."""
         with self._write():
             self._conn.execute("UPDATE runs SET content_sha256 = ? WHERE id = ?", (digest, run_id))
+            self._conn.executemany("INSERT INTO imported_files (run_id, position, sha256) VALUES (?, ?, ?)",
+                                   [(run_id, i, d) for i, d in enumerate(file_digests)])
 
     def runs_with_content(self, digest: str) -> list[int]:
-        """The runs imported from the same bytes."""
-        return [int(r[0]) for r in self._read("SELECT id FROM runs WHERE content_sha256 = ? ORDER BY id", (digest,))]
+        """The runs imported from the same bytes: the same import, or a file
+        among others (0005), or alone before 0005 (its content_sha256)."""
+        rows = self._read("SELECT id FROM runs WHERE content_sha256 = ? UNION "
+                          "SELECT run_id FROM imported_files WHERE sha256 = ? ORDER BY 1", (digest, digest))
+        return [int(r[0]) for r in rows]
 
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
         with self._write():
