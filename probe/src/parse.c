@@ -25,6 +25,9 @@ const char *osm_shorten(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* 0, -1 when s does not start with a decimal integer, or -2 when it does
+ * but the integer has no int64_t (end is set then too: what follows it may
+ * still make the text no number at all). */
 static int parse_i64(const char *s, int64_t *out, const char **end)
 {
 	if (!s || !*s || isspace((unsigned char)*s))
@@ -32,21 +35,29 @@ static int parse_i64(const char *s, int64_t *out, const char **end)
 	char *e;
 	errno = 0;
 	long long v = strtoll(s, &e, 10);
-	if (e == s || errno == ERANGE)
+	if (e == s)
 		return -1;
-	*out = v;
 	*end = e;
+	if (errno == ERANGE)
+		return -2;
+	*out = v;
 	return 0;
 }
 
 int osm_parse_int(const char *s, int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
 {
-	int64_t v;
+	int64_t v = 0;
 	const char *end;
 	char sh[OSM_SHOW_LEN];
-	if (parse_i64(s, &v, &end) || *end) {
+	int r = parse_i64(s, &v, &end);
+	if (r == -1 || *end) {
 		snprintf(err, errlen, "'%s' is not an integer; allowed: %lld..%lld",
 			 osm_shorten(s, sh, sizeof(sh)), (long long)min, (long long)max);
+		return -1;
+	}
+	if (r == -2) { /* an integer, beyond int64_t: beyond any range too */
+		snprintf(err, errlen, "'%s' is out of range; allowed: %lld..%lld", osm_shorten(s, sh, sizeof(sh)),
+			 (long long)min, (long long)max);
 		return -1;
 	}
 	if (v < min || v > max) {
@@ -71,9 +82,10 @@ int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *
 	char lo[32], hi[32], sh[OSM_SHOW_LEN];
 	osm_format_size(min, lo, sizeof(lo));
 	osm_format_size(max, hi, sizeof(hi));
-	int64_t v;
+	int64_t v = 0;
 	const char *end;
-	if (parse_i64(s, &v, &end)) {
+	int r = parse_i64(s, &v, &end);
+	if (r == -1) {
 		snprintf(err, errlen, "'%s' is not a size; allowed: %s..%s (suffixes k, KiB, M, MiB, G, GiB)",
 			 osm_shorten(s, sh, sizeof(sh)), lo, hi);
 		return -1;
@@ -87,7 +99,7 @@ int osm_parse_size(const char *s, int64_t min, int64_t max, int64_t *out, char *
 			 osm_shorten(s, sh, sizeof(sh)));
 		return -1;
 	}
-	if (v < 0 || (shift && v > (INT64_MAX >> shift))) {
+	if (r == -2 || v < 0 || (shift && v > (INT64_MAX >> shift))) {
 		snprintf(err, errlen, "'%s' is out of range; allowed: %s..%s", osm_shorten(s, sh, sizeof(sh)), lo, hi);
 		return -1;
 	}
@@ -109,11 +121,13 @@ int osm_parse_double(const char *s, double min, double max, double *out, char *e
 	}
 	errno = 0;
 	double v = strtod(s, &e);
-	if (e == s || *e || errno == ERANGE || !isfinite(v)) {
+	if (e == s || *e || isnan(v)) {
 		snprintf(err, errlen, "'%s' is not a number; allowed: %g..%g", osm_shorten(s, sh, sizeof(sh)), min, max);
 		return -1;
 	}
-	if (v < min || v > max) {
+	/* 1e999 (ERANGE, infinite) and inf are numbers beyond any range; an
+	 * underflow (1e-999: ERANGE, a value near 0) is checked as the value. */
+	if (isinf(v) || v < min || v > max) {
 		snprintf(err, errlen, "%s is out of range; allowed: %g..%g", osm_shorten(s, sh, sizeof(sh)), min, max);
 		return -1;
 	}
