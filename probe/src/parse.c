@@ -28,6 +28,46 @@ const char *osm_shorten(const char *s, char *buf, size_t len)
 /* 0, -1 when s does not start with a decimal integer, or -2 when it does
  * but the integer has no int64_t (end is set then too: what follows it may
  * still make the text no number at all). */
+/* How many of s's first n bytes end on a character boundary (not inside a
+ * UTF-8 sequence). */
+static size_t utf8_head(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+size_t osm_cut_middle(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src);
+	if (len == 0)
+		return n;
+	if (n < len) {
+		memcpy(dst, src, n + 1);
+		return 0;
+	}
+	if (len < OSM_CUT_MIN) {
+		size_t h = utf8_head(src, len - 1);
+		memcpy(dst, src, h);
+		dst[h] = 0;
+		return n - h;
+	}
+	/* The mark is sized for the largest count (n), so what it says fits. */
+	char mark[64];
+	int ml = snprintf(mark, sizeof(mark), " [... %zu bytes left out ...] ", n);
+	size_t room = len - 1 - (size_t)ml;
+	size_t head = utf8_head(src, room / 2);
+	size_t tail_at = n - (room - room / 2);
+	while (tail_at < n && ((unsigned char)src[tail_at] & 0xc0) == 0x80)
+		tail_at++; /* the tail starts on a character */
+	size_t cut = tail_at - head;
+	ml = snprintf(mark, sizeof(mark), " [... %zu bytes left out ...] ", cut);
+	memcpy(dst, src, head);
+	memcpy(dst + head, mark, (size_t)ml);
+	memcpy(dst + head + (size_t)ml, src + tail_at, n - tail_at + 1);
+	return cut;
+}
+
 static int parse_i64(const char *s, int64_t *out, const char **end)
 {
 	if (!s || !*s || isspace((unsigned char)*s))
