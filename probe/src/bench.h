@@ -33,6 +33,11 @@ struct osm_param {
 	int64_t min, max;             /* inclusive range for INT/SIZE */
 	const char *const *choices;   /* ENUM: NULL-terminated */
 	const char *def_str;          /* STR default */
+	/* STR: the longest value in bytes, refused beyond it before anything
+	 * runs, and why (a few words, shown with the limit by the refusal and
+	 * by `list`); 0 means PATH_MAX - 1, the longest path there is. */
+	size_t max_len;
+	const char *max_len_why;
 };
 
 /* Requirement flags (shown by `list`, checked before run). */
