@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "parse.h"
 
 /* The value of a parameter the benchmark declared; asking for one it did
  * not declare is a bug in the benchmark, caught at its first run. */
@@ -33,11 +34,33 @@ const char *osm_param_str(const struct osm_ctx *ctx, const char *name)
 	abort();
 }
 
+/* fmt formatted into buf (len bytes); when it does not fit, formatted whole
+ * into memory and cut in its middle (osm_cut_middle). Without memory for
+ * that, the end is cut and marked so. ap2 is a copy of ap. */
+static void format_whole(char *buf, size_t len, const char *fmt, va_list ap, va_list ap2)
+{
+	int n = vsnprintf(buf, len, fmt, ap);
+	if (n < 0 || (size_t)n < len)
+		return;
+	char *all = malloc((size_t)n + 1);
+	if (all) {
+		vsnprintf(all, (size_t)n + 1, fmt, ap2);
+		osm_cut_middle(buf, len, all);
+		free(all);
+		return;
+	}
+	static const char oom[] = " [... cut here: no memory for the whole message]";
+	if (len > sizeof(oom))
+		memcpy(buf + len - sizeof(oom), oom, sizeof(oom));
+}
+
 int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, ap2;
 	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_copy(ap2, ap);
+	format_whole(ctx->msg, sizeof(ctx->msg), fmt, ap, ap2);
+	va_end(ap2);
 	va_end(ap);
 	return st;
 }
@@ -81,12 +104,12 @@ void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)
 		ctx->n_info++;
 	}
 	ctx->info[i].key = key;
-	va_list ap;
+	va_list ap, ap2;
 	va_start(ap, fmt);
-	int n = vsnprintf(ctx->info[i].value, OSM_INFO_LEN, fmt, ap);
+	va_copy(ap2, ap);
+	format_whole(ctx->info[i].value, OSM_INFO_LEN, fmt, ap, ap2);
+	va_end(ap2);
 	va_end(ap);
-	if (n >= OSM_INFO_LEN)
-		memcpy(ctx->info[i].value + OSM_INFO_LEN - 4, "...", 4);
 }
 
 void osm_count_begin(struct osm_ctx *ctx)

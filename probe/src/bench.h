@@ -33,6 +33,11 @@ struct osm_param {
 	int64_t min, max;             /* inclusive range for INT/SIZE */
 	const char *const *choices;   /* ENUM: NULL-terminated */
 	const char *def_str;          /* STR default */
+	/* STR: the longest value in bytes, refused beyond it before anything
+	 * runs, and why (a few words, shown with the limit by the refusal and
+	 * by `list`); 0 means PATH_MAX - 1, the longest path there is. */
+	size_t max_len;
+	const char *max_len_why;
 };
 
 /* Requirement flags (shown by `list`, checked before run). */
@@ -49,10 +54,15 @@ struct osm_param {
 #define OSM_SUITES_ALL     (OSM_SUITE_QUICK | OSM_SUITE_STANDARD | OSM_SUITE_FULL)
 
 #define OSM_MAX_PARAMS 8
-#define OSM_MSG_LEN 512
+/* A skip reason or error message: two whole paths (PATH_MAX bytes each)
+ * and their words fit; a longer one is cut in its middle and the cut
+ * marked (osm_fail), never at its end, where the cause is. */
+#define OSM_MSG_LEN (2 * 4096 + 1024)
 #define OSM_MAX_EXTRA 8
 #define OSM_MAX_INFO 8
-#define OSM_INFO_LEN 256
+/* An info value: a whole path (PATH_MAX bytes) fits; longer is cut in its
+ * middle, marked, as a message. */
+#define OSM_INFO_LEN 4096
 
 struct osm_pval {
 	int64_t i;     /* INT, SIZE, ENUM index */
@@ -150,12 +160,16 @@ struct osm_family {
 /* Helpers for benchmarks (bench.c). */
 int64_t osm_param_int(const struct osm_ctx *ctx, const char *name);
 const char *osm_param_str(const struct osm_ctx *ctx, const char *name);
+/* Sets ctx->msg and returns st. A message longer than OSM_MSG_LEN - 1 keeps
+ * its start and its end: the middle is cut out and the cut marked with the
+ * bytes left out (osm_cut_middle, parse.h). */
 int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
 /* A fact in words (key: a string literal); replaces an earlier value of the
- * same key; a value longer than OSM_INFO_LEN - 1 is cut (with "..."). Shown
+ * same key; a value longer than OSM_INFO_LEN - 1 is cut in its middle, the cut
+ * marked, as osm_fail does. Shown
  * in the result, skip or error record, so a failed run still says where it
  * ran. More than OSM_MAX_INFO keys is a bug (abort, as osm_add_extra). */
 void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)

@@ -95,6 +95,16 @@ const char *osm_cat_ptype_name(enum osm_ptype t)
 	return "?";
 }
 
+size_t osm_cat_str_max(const struct osm_param *p)
+{
+	return p->max_len && p->max_len < PATH_MAX ? p->max_len : PATH_MAX - 1;
+}
+
+const char *osm_cat_str_max_why(const struct osm_param *p)
+{
+	return p->max_len && p->max_len < PATH_MAX && p->max_len_why ? p->max_len_why : "PATH_MAX - 1";
+}
+
 void osm_instance_init(struct osm_instance *in, const struct osm_family *f, const struct osm_bench *b)
 {
 	memset(in, 0, sizeof(*in));
@@ -165,10 +175,10 @@ int osm_instance_set(struct osm_instance *in, const char *key, const char *value
 			}
 			goto bad;
 		case OSM_P_STR:
-			/* a path: longer than PATH_MAX it could only be cut */
-			if (strlen(value) >= PATH_MAX) {
-				snprintf(why, sizeof(why), "the value has %zu bytes; at most %d (PATH_MAX - 1)",
-					 strlen(value), PATH_MAX - 1);
+			/* a path: longer than its limit it could only be cut, or fail later */
+			if (strlen(value) > osm_cat_str_max(p)) {
+				snprintf(why, sizeof(why), "the value has %zu bytes; at most %zu bytes (%s)", strlen(value),
+					 osm_cat_str_max(p), osm_cat_str_max_why(p));
 				goto bad;
 			}
 			in->params[i].s = value;

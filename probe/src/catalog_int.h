@@ -12,6 +12,10 @@
 extern const unsigned osm_cat_suite_bits[];
 
 const char *osm_cat_ptype_name(enum osm_ptype t);
+/* A string parameter's longest value in bytes (max_len, or PATH_MAX - 1),
+ * and why, in words. */
+size_t osm_cat_str_max(const struct osm_param *p);
+const char *osm_cat_str_max_why(const struct osm_param *p);
 void osm_cat_list_choices(const struct osm_param *p, char *buf, size_t len);
 int osm_cat_in_lebench(const struct osm_bench *b);
 void osm_cat_emit_param_value(struct osm_json *j, const char *key, const struct osm_param *p,

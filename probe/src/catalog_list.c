@@ -60,6 +60,10 @@ static void emit_param_json(struct osm_json *j, const struct osm_param *pp)
 		osm_json_int(j, "min", pp->min);
 		osm_json_int(j, "max", pp->max);
 	}
+	if (pp->type == OSM_P_STR) {
+		osm_json_int(j, "max_len", (int64_t)osm_cat_str_max(pp));
+		osm_json_str(j, "max_len_why", osm_cat_str_max_why(pp));
+	}
 	if (pp->type == OSM_P_ENUM) {
 		osm_json_arr_begin(j, "choices");
 		for (int c = 0; pp->choices[c]; c++)
@@ -172,8 +176,8 @@ void osm_catalog_list_text(FILE *f, int all)
 					break;
 				}
 				case OSM_P_STR:
-					fprintf(f, "      --param %s=STRING (default '%s'): %s\n", pp->name,
-						pp->def_str ? pp->def_str : "", pp->help);
+					fprintf(f, "      --param %s=STRING (at most %zu bytes, default '%s'): %s\n",
+						pp->name, osm_cat_str_max(pp), pp->def_str ? pp->def_str : "", pp->help);
 					break;
 				}
 			}

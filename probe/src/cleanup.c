@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@
 
 #define MAX_ACTIONS 64
 #define MAX_FILES 64
-#define PATH_LEN 512
+#define PATH_LEN PATH_MAX /* any path the system takes: a work directory in a long dir= */
 #define MAX_TREES 8 /* work directories (osm_workdir_in) */
 #define TREE_DEPTH 2 /* directory levels below a work directory that are emptied */
 

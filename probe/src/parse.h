@@ -20,6 +20,14 @@ int osm_parse_double(const char *s, double min, double max, double *out, char *e
 #define OSM_SHOW_MAX 64
 #define OSM_SHOW_LEN 96
 const char *osm_shorten(const char *s, char *buf, size_t len);
+/* src into dst (len bytes), whole when it fits; else its middle is cut out
+ * and marked, "HEAD [... N bytes left out ...] TAIL", so a message keeps
+ * both what failed (its start) and why (its end: the errno text, the
+ * limit). Never cuts inside a UTF-8 sequence; a dst too small for the mark
+ * (under OSM_CUT_MIN bytes) gets the head alone. Returns the bytes of src
+ * left out (0: whole). */
+#define OSM_CUT_MIN 64
+size_t osm_cut_middle(char *dst, size_t len, const char *src);
 /* Human form of a size: "4 KiB", "40000 KiB", "512 MiB", "123 B". */
 void osm_format_size(int64_t bytes, char *buf, size_t len);
 

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,22 @@ int main(void)
 	char tiny[8];
 	ok(osm_workdir_in(parent, tiny, sizeof(tiny)) == -1 && errno == ENAMETOOLONG, "a short buffer is refused");
 
+	/* A parent of almost PATH_MAX bytes (the file family's dir= takes up
+	 * to PATH_MAX - 1 - 128): its work directory is made, whole, and
+	 * removed with the others (it used to be refused past 511 bytes). */
+	char deep[PATH_MAX], deep_work[PATH_MAX];
+	size_t dl = (size_t)snprintf(deep, sizeof(deep), "%s", parent);
+	while (dl + 201 <= PATH_MAX - 1 - 128) {
+		deep[dl++] = '/';
+		memset(deep + dl, 'd', 200);
+		dl += 200;
+		deep[dl] = 0;
+		mkdir(deep, 0700);
+	}
+	ok(osm_workdir_in(deep, deep_work, sizeof(deep_work)) == 0 && exists(deep_work) &&
+		   !strncmp(deep_work, deep, dl) && strlen(deep_work) == dl + strlen(prefix) - strlen(parent) + 6,
+	   "a work directory in a %zu-byte parent", dl);
+
 	int made = 0;
 	for (int i = 0; i < 600; i++) { /* names long enough to need several getdents64 calls */
 		char name[64];
@@ -87,7 +104,14 @@ int main(void)
 	osm_cleanup_run_all();
 	ok(!exists(work), "the work directory is gone");
 	ok(!exists(dcopy), "the default work directory is gone with its unregistered file");
+	ok(!exists(deep_work), "the one in the long parent is gone");
 	ok(exists(parent), "the parent stays");
+	while (dl > strlen(parent)) { /* the long parent's directories */
+		rmdir(deep);
+		while (deep[--dl] != '/')
+			;
+		deep[dl] = 0;
+	}
 	is_int(entries(parent), 1, "with its own file only");
 
 	char keep[600];

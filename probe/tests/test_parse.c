@@ -30,9 +30,10 @@ static const struct int_case int_cases[] = {
 	{"0", 1, 100, -1, 0, "1..100"},        /* zero where min > 0 */
 	{"-1", 0, 100, -1, 0, "0..100"},       /* negative */
 	{"101", 0, 100, -1, 0, "0..100"},      /* just above */
-	{"9223372036854775808", 0, INT64_MAX, -1, 0, "0..9223372036854775807"}, /* overflow */
-	{"99999999999999999999999", 0, 100, -1, 0, "0..100"},
-	{"-99999999999999999999999", -100, 100, -1, 0, "-100..100"},
+	{"9223372036854775808", 0, INT64_MAX, -1, 0, "out of range; allowed: 0..9223372036854775807"}, /* overflow */
+	{"99999999999999999999999", 0, 100, -1, 0, "'99999999999999999999999' is out of range; allowed: 0..100"},
+	{"-99999999999999999999999", -100, 100, -1, 0, "out of range; allowed: -100..100"},
+	{"99999999999999999999x", 0, 100, -1, 0, "not an integer; allowed: 0..100"}, /* garbage after it */
 	{"abc", 0, 100, -1, 0, "0..100"},      /* non-numeric */
 	{"12x", 0, 100, -1, 0, "0..100"},      /* trailing garbage */
 	{"12 ", 0, 100, -1, 0, "0..100"},      /* trailing space */
@@ -70,9 +71,11 @@ static const struct int_case size_cases[] = {
 	{"1025M", 0, GiB, -1, 0, "0 B..1 GiB"},
 	{"-1", 0, GiB, -1, 0, "0 B..1 GiB"},            /* negative */
 	{"-4k", 0, GiB, -1, 0, "0 B..1 GiB"},
-	{"9223372036854775807k", 0, GiB, -1, 0, "0 B..1 GiB"}, /* shift overflow */
+	{"9223372036854775807k", 0, GiB, -1, 0, "out of range; allowed: 0 B..1 GiB"}, /* shift overflow */
 	{"8589934592G", 0, GiB, -1, 0, "0 B..1 GiB"},
-	{"99999999999999999999", 0, GiB, -1, 0, "0 B..1 GiB"}, /* strtoll overflow */
+	{"99999999999999999999", 0, GiB, -1, 0, "out of range; allowed: 0 B..1 GiB"}, /* strtoll overflow */
+	{"99999999999999999999k", 0, GiB, -1, 0, "out of range; allowed: 0 B..1 GiB"},
+	{"99999999999999999999q", 0, GiB, -1, 0, "unknown size suffix"},
 	{"4T", 0, GiB, -1, 0, "KiB"},                   /* unknown suffix */
 	{"4 k", 0, GiB, -1, 0, "KiB"},                  /* space before suffix */
 	{"4kk", 0, GiB, -1, 0, "KiB"},                  /* trailing garbage */
@@ -102,10 +105,13 @@ static const struct dbl_case dbl_cases[] = {
 	{"0", 0.001, 10, -1, 0, "0.001..10"},   /* zero where min > 0 */
 	{"-1", 0, 10, -1, 0, "0..10"},          /* negative */
 	{"10.5", 0, 10, -1, 0, "0..10"},
-	{"1e400", 0, 10, -1, 0, "0..10"},       /* overflow */
-	{"inf", 0, 10, -1, 0, "0..10"},         /* not finite */
+	{"1e400", 0, 10, -1, 0, "out of range; allowed: 0..10"}, /* overflow */
+	{"-1e400", 0, 10, -1, 0, "out of range; allowed: 0..10"},
+	{"1e-400", 0, 10, 0, 0, NULL},          /* underflow: a value near 0 */
+	{"1e-400", 0.001, 10, -1, 0, "out of range; allowed: 0.001..10"},
+	{"inf", 0, 10, -1, 0, "out of range; allowed: 0..10"}, /* not finite */
 	{"-inf", -10, 10, -1, 0, "-10..10"},
-	{"nan", 0, 10, -1, 0, "0..10"},
+	{"nan", 0, 10, -1, 0, "not a number; allowed: 0..10"},
 	{"abc", 0, 10, -1, 0, "0..10"},         /* non-numeric */
 	{"1.5s", 0, 10, -1, 0, "0..10"},        /* trailing garbage */
 	{"1.5 ", 0, 10, -1, 0, "0..10"},

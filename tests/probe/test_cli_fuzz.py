@@ -15,8 +15,16 @@ repeated options. Whatever the arguments, the probe must
 
 Measuring is kept cheap: every run gets a one-sample budget, only cheap
 benchmarks are named, and the probe runs in a scratch directory, so an
-output path the mutations make up lands there. The default run takes about
-15 s; OSMETER_TEST_SLOW=1 runs ten times the cases."""
+output path the mutations make up lands there. The file family's `dir` and
+`file` get path-like values: absolute and relative, near the limit of 3967
+bytes (bench/file.h) and PATH_MAX, names over NAME_MAX, and relative paths
+into a long directory made in each scratch directory, whose real path is
+beyond the limit (as is a short symlink to it, and one to a directory
+beyond PATH_MAX). Mutations break most command lines before a path is
+looked at, so a share of the cases are file.stat, file.open_close (2 files)
+or file.seq_read_cold (1 MiB, or an existing 8 KiB file) with such values
+and few other changes. The default run takes about 15 s;
+OSMETER_TEST_SLOW=1 runs ten times the cases."""
 from __future__ import annotations
 
 import json
@@ -55,7 +63,10 @@ OPTIONS = ["--param", "--sweep", "--cpu", "--min-time", "--max-time", "--min-sam
            "--target-rse", "--fifo", "--mlock", "--clock", "-o", "--output", "--die-with-parent", "--quiet",
            "--counters", "--lebench-exact", "--budget-fraction", "--inject-ns", "--suite", "--", "-", "--=",
            "--json", "--all", "--max", "-x"]
-KEYS = ["args", "source", "path", "size", "ns", "", "ARGS", "args ", "a" * 300, "pa\u2028th", "é"]
+KEYS = ["args", "source", "path", "size", "ns", "", "ARGS", "args ", "a" * 300, "pa\u2028th", "é", "dir", "file",
+        "files"]
+LIMIT = 4095 - 128  # the longest dir= or file= (bench/file.h: OSM_FILE_DIR_MAX)
+LONG_DEPTH = 20  # scratch/long/d{200}/...: 20 levels, a real path beyond LIMIT (4024 bytes and the scratch's)
 
 # Text the mutations draw from: unicode, line separators, controls, and bytes
 # that are not UTF-8 (surrogateescape strings, bytes again on the way out).
@@ -73,7 +84,29 @@ values = st.one_of(numbers, odd_text,
                    st.lists(st.one_of(numbers, odd_text), min_size=1, max_size=5).map(",".join),
                    st.tuples(st.integers(-3, 9), st.integers(-3, 9)).map(lambda t: f"{t[0]}..{t[1]}"),
                    st.integers(1, 1500).map(lambda n: "1," + "0" * n + "3"))
-param = st.tuples(st.sampled_from(KEYS), values).map(lambda kv: f"{kv[0]}={kv[1]}")
+
+
+def path_of(parts: list[str], length: int, absolute: bool) -> str:
+    """A path of `length` bytes (or the nearest below), of the given names
+    then names of 'x' up to 200 bytes."""
+    p = ("/" if absolute else "") + "/".join(parts)
+    while len(p) < length:
+        n = min(200, length - len(p) - 1)
+        p += ("/" if p and not p.endswith("/") else "") + "x" * max(n, 1)
+    return p[:length]
+
+
+# Path-like values: near the limits, long names, into the long directory.
+paths = st.one_of(
+    st.tuples(st.integers(LIMIT - 3, LIMIT + 3) | st.integers(4093, 4097) | st.integers(500, 520),
+              st.booleans()).map(lambda t: path_of([], t[0], t[1])),
+    st.integers(1, LONG_DEPTH).map(lambda k: "/".join(["long"] + ["d" * 200] * k)),
+    st.integers(1, LONG_DEPTH).map(lambda k: "./" + "/".join(["long"] + ["d" * 200] * k) + "/"),
+    st.sampled_from(["short", "short/", "deeper", "short/" + "e" * 100, "f", "long", ".", "./", "/proc/",
+                     "/tmp/" + "n" * 256, "x" * 255, "x" * 256, "/nonexistent/f", "", "f/", "//proc", "long/../f"]),
+)
+path_param = st.tuples(st.sampled_from(["dir", "file"]), paths).map(lambda kv: f"{kv[0]}={kv[1]}")
+param = st.one_of(st.tuples(st.sampled_from(KEYS), values).map(lambda kv: f"{kv[0]}={kv[1]}"), path_param)
 token = st.one_of(st.sampled_from(OPTIONS), st.sampled_from(NAMES), values, param,
                   st.sampled_from(NAMES).map(lambda n: n + "x"))
 
@@ -82,7 +115,7 @@ token = st.one_of(st.sampled_from(OPTIONS), st.sampled_from(NAMES), values, para
 def command_lines(draw):
     argv = list(draw(st.sampled_from(BASES)))
     for _ in range(draw(st.integers(0, 6))):
-        op = draw(st.sampled_from(["insert", "replace", "delete", "repeat", "param"]))
+        op = draw(st.sampled_from(["insert", "replace", "delete", "repeat", "param", "path"]))
         i = draw(st.integers(0, len(argv)))
         if op == "insert":
             argv.insert(i, draw(token))
@@ -94,10 +127,30 @@ def command_lines(draw):
             argv[i:i] = argv[i:i + 2]
         elif op == "param":
             argv[i:i] = ["--param", draw(param)]
+        elif op == "path":
+            argv += ["--param", draw(path_param)]
     argv = [a.replace("\x00", "") for a in argv]  # an argument cannot hold a NUL
     if argv and argv[0] == "run":
         argv += CHEAP  # after the mutations: every run stays cheap
     return argv
+
+
+@st.composite
+def file_command_lines(draw):
+    """A file benchmark with path values (most mutations above break a
+    command line before its paths are looked at): dir= or file= from
+    `paths` (file= for the cold read only), sometimes both or repeated (a
+    list), sometimes any other --param."""
+    bench = draw(st.sampled_from(["file.stat", "file.open_close", "file.seq_read_cold"]))
+    argv = ["run", bench] + (["--param", "files=2"] if bench != "file.seq_read_cold" else
+                             ["--param", "file_size=1M", "--param", "block=4K"])
+    keys = ["dir"] if bench != "file.seq_read_cold" else ["dir", "file"]
+    for _ in range(draw(st.integers(1, 3))):
+        kv = f"{draw(st.sampled_from(keys))}={draw(paths)}" if draw(st.integers(0, 4)) else draw(param)
+        argv += ["--param", kv]
+    # monotonic_raw: no TSC calibration (half of a run's 0.1 s), so these cost
+    # the fuzz little more time than it took before the file family
+    return [a.replace("\x00", "") for a in argv] + CHEAP + ["--clock", "monotonic_raw"]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -108,8 +161,29 @@ def hypothesis_home(tmp_path_factory):
     yield
 
 
+def scratch(cwd: str) -> None:
+    """What the path values name: a file f (8 KiB), a long directory whose
+    real path passes the limit, a short symlink to it ("short"), and one to
+    a directory in it whose real path passes PATH_MAX ("deeper")."""
+    with open(os.path.join(cwd, "f"), "wb") as f:
+        f.write(b"a" * 8192)
+    fd = os.open(cwd, os.O_RDONLY)
+    try:  # mkdir relative to a descriptor: no path ever passes PATH_MAX
+        for name in ["long"] + ["d" * 200] * LONG_DEPTH + ["e" * 100]:
+            os.mkdir(name, dir_fd=fd)
+            nfd = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    finally:
+        os.close(fd)
+    os.symlink("/".join(["long"] + ["d" * 200] * LONG_DEPTH), os.path.join(cwd, "short"))
+    os.symlink("short/" + "e" * 100, os.path.join(cwd, "deeper"))
+
+
 def check(probe: str, argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="osm-fuzz-") as cwd:
+        if any(a.startswith("file.") for a in argv):
+            scratch(cwd)  # 6 ms: only where a file benchmark may look
         p = subprocess.run([probe, *argv], capture_output=True, cwd=cwd, env=env, timeout=60)
     assert p.returncode >= 0, f"killed by signal {-p.returncode}: {argv!r}\n{p.stderr[-2000:]!r}"
     assert p.returncode in EXIT_CODES, (p.returncode, argv, p.stderr[-2000:])
@@ -131,7 +205,9 @@ def fuzz(probe: str, env: dict | None = None) -> int:
 
     @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not SLOW,
               suppress_health_check=list(HealthCheck))
-    @given(command_lines())
+    # about 50 of the 300 cases are file_command_lines: 2 s more than the
+    # default run took before the file family (on a 2-CPU VM, 4.4 -> 6.8 s)
+    @given(st.integers(0, 11).flatmap(lambda k: file_command_lines() if k == 0 else command_lines()))
     def prop(argv):
         p = check(probe, argv, env)
         if env is not None:

@@ -19,7 +19,8 @@ static const char *const sync_names[] = {"none", "fsync", "fdatasync", NULL};
 static const char *const pattern_names[] = {"seq", "rand", NULL};
 
 #define DIR_PARAM                                                                                  \
-	{.name = "dir", .type = OSM_P_STR, .def_str = "",                                          \
+	{.name = "dir", .type = OSM_P_STR, .def_str = "", .max_len = OSM_FILE_DIR_MAX,             \
+	 .max_len_why = OSM_FILE_DIR_WHY,                                                          \
 	 .help = "directory for the work files (default: the probe's work directory, or /var/tmp "  \
 		 "when that is on tmpfs); a remote mount (sshfs, NFS, SMB) measures remote files"}
 #define RW_SIZE_PARAM(what)                                                                        \
@@ -56,7 +57,8 @@ static const struct osm_param write_params[] = {
 };
 
 #define FILE_PARAM                                                                                 \
-	{.name = "file", .type = OSM_P_STR, .def_str = "",                                         \
+	{.name = "file", .type = OSM_P_STR, .def_str = "", .max_len = OSM_FILE_DIR_MAX,            \
+	 .max_len_why = OSM_FILE_DIR_WHY,                                                          \
 	 .help = "read this existing file instead of making one (never written or removed; "       \
 		 "file_size is then ignored); its directory is the target unless dir= is given"}
 

@@ -23,7 +23,23 @@
 
 #include "../bench.h"
 
-#define OSM_FILE_PATH 512
+/* A path of the family holds any path the system takes: PATH_MAX bytes,
+ * the NUL included. */
+#define OSM_FILE_PATH PATH_MAX
+/* Under the target directory the family adds its work directory,
+ * "/osmeter-probe.<pid>.XXXXXX" (at most 29 bytes: a pid has at most 7
+ * digits), and in it the names it makes: "/" and a name of at most 63
+ * bytes (its name[64] buffers: "read.<seq>", "open_close.<seq>" and its
+ * "/f0000000", "cold.dat", "contention.<k>", "cache_sweep.dat"). So dir=
+ * and file= (whose directory is the target) are refused beyond
+ * OSM_FILE_DIR_MAX bytes before anything runs, and a directory that only
+ * gets longer after realpath() (a symlink to a long one, a relative path)
+ * is an error naming the limit: every path the family makes then fits
+ * OSM_FILE_PATH by construction. */
+#define OSM_FILE_RESERVE 128
+#define OSM_FILE_DIR_MAX (PATH_MAX - 1 - OSM_FILE_RESERVE)
+#define OSM_FILE_DIR_WHY "PATH_MAX - 1, less 128 for the work directory and the files the benchmark makes in it"
+_Static_assert(29 + 64 <= OSM_FILE_RESERVE, "the work directory and a name fit the reserve");
 
 /* The directory a file benchmark measures. */
 struct osm_file_target {
@@ -42,7 +58,13 @@ struct osm_file_target {
  * with a message naming the directory (missing, not a directory, not
  * writable: the reason from errno). */
 int osm_file_target(struct osm_ctx *ctx, struct osm_file_target *t);
-/* "WORK/NAME" into path; 0, or -1 when it does not fit. */
+/* The real path (realpath) of `given`, the value of param `key`, into out
+ * (OSM_FILE_PATH bytes) when it has at most OSM_FILE_DIR_MAX bytes: OSM_OK,
+ * or OSM_ERROR naming the limit (a name over NAME_MAX, a real path over
+ * PATH_MAX - 1 or OSM_FILE_DIR_MAX) or the reason (errno). */
+int osm_file_realpath(struct osm_ctx *ctx, const char *key, const char *given, char *out);
+/* "WORK/NAME" into path; 0, or -1 when it does not fit (a name of the
+ * family always fits an OSM_FILE_PATH buffer: see OSM_FILE_RESERVE). */
 int osm_file_path(const struct osm_file_target *t, const char *name, char *path, size_t len);
 /* Free bytes for an unprivileged user on the target's file system, or -1. */
 int64_t osm_file_free_bytes(const struct osm_file_target *t);

@@ -29,6 +29,9 @@
 #include "../clock.h"
 #include "file.h"
 
+/* A method's reason for not working: fixed words, numbers and strerror(),
+ * no path: under REASON bytes by construction; three of them and their
+ * "; method: " fit reasons[] in osm_file_bypass_open. */
 #define REASON 200
 #define RA_PAGES 32 /* pages after block 0 that read-ahead would have filled */
 

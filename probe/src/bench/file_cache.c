@@ -51,7 +51,7 @@
 
 /* The file, kept across the instances of one probe run (removed at exit
  * with the work directory). */
-static char kept_path[OSM_FILE_PATH + 32];
+static char kept_path[OSM_FILE_PATH + 32]; /* open_file's path, the same size: copied whole */
 
 struct cache_state {
 	int fd;

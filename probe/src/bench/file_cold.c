@@ -81,13 +81,9 @@ void osm_file_cold_teardown(struct osm_ctx *ctx)
  * which must then be on the file's file system. */
 static int existing_target(struct osm_ctx *ctx, struct cold_state *s, const char *file, struct stat *st)
 {
-	char *real = realpath(file, NULL);
-	if (!real)
-		return osm_fail(ctx, OSM_ERROR, "file=%s: %s", file, strerror(errno));
-	int n = snprintf(s->path, sizeof(s->path), "%s", real);
-	free(real);
-	if (n >= (int)sizeof(s->path))
-		return osm_fail(ctx, OSM_ERROR, "file=%.64s...: path too long", file);
+	/* its directory is the target: the limit of dir= */
+	if (osm_file_realpath(ctx, "file", file, s->path) != OSM_OK)
+		return OSM_ERROR;
 	if (stat(s->path, st))
 		return osm_fail(ctx, OSM_ERROR, "file=%s: %s", s->path, strerror(errno));
 	if (!S_ISREG(st->st_mode))
@@ -100,8 +96,8 @@ static int existing_target(struct osm_ctx *ctx, struct cold_state *s, const char
 					"(the file's directory is described then)", s->path, dir);
 		return osm_file_target(ctx, &s->t);
 	}
-	char copy[OSM_FILE_PATH];
-	snprintf(copy, sizeof(copy), "%s", s->path);
+	char copy[OSM_FILE_PATH]; /* s->path and its directory fit: the buffers are the same size */
+	memcpy(copy, s->path, sizeof(copy));
 	snprintf(s->dir, sizeof(s->dir), "%s", dirname(copy));
 	int i = 0;
 	while (strcmp(ctx->bench->params[i].name, "dir"))
@@ -176,7 +172,7 @@ int osm_file_cold_setup(struct osm_ctx *ctx)
 int osm_file_cold_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct cold_state *s = ctx->priv;
-	char msg[OSM_MSG_LEN - 64];
+	char msg[OSM_MSG_LEN - 64]; /* the reader's words, no path (file_contention.c, SLOT_MSG) */
 	double total = 0;
 	for (uint64_t i = 0; i < batch; i++) {
 		double ns = osm_file_reader_read(&s->r, ctx, msg, sizeof(msg));

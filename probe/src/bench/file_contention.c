@@ -34,6 +34,9 @@
 #define MAX_READERS 64
 #define SLICE_MS 100
 #define GIVE_UP_S 120 /* no round of reads takes this long */
+/* A reader's message: "reader K: " and osm_file_reader_read's, which are
+ * fixed words, numbers and strerror() (no path: file_bypass.c), well
+ * under SLOT_MSG - 24 bytes; the probe adds the path (file_cold.c). */
 #define SLOT_MSG 240
 
 struct slot {
@@ -192,7 +195,7 @@ static void place_readers(struct osm_ctx *ctx, struct cont_state *s)
 static int make_files(struct osm_ctx *ctx, struct cont_state *s, int64_t size)
 {
 	for (int k = 0; k < s->nfiles; k++) {
-		char name[32];
+		char name[32]; /* fits: k < MAX_READERS */
 		snprintf(name, sizeof(name), "contention.%d", k);
 		s->n_made = k + 1; /* removed in teardown, made or half made */
 		int rc = osm_file_cold_make(ctx, &s->t, name, size, k == 0 ? s->nfiles : 1, s->path[k],

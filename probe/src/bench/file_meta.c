@@ -35,7 +35,7 @@
 #include "../compiler.h"
 #include "file.h"
 
-#define NAME_LEN 24 /* "f%07u" and "n%llu" names, NUL included */
+#define NAME_LEN 24 /* "f%07u" (files <= 1000000) and "n%llu" names, NUL included: they fit */
 #define SPARE_INODES 16
 #define SPARE_BYTES ((int64_t)1 << 20)
 
@@ -148,7 +148,7 @@ static int create_file(struct osm_ctx *ctx, struct meta_state *s, const char *na
 static int populate(struct osm_ctx *ctx, struct meta_state *s)
 {
 	static unsigned seq;
-	char name[64];
+	char name[64]; /* fits by construction: a name of the table (<= 10 bytes), '.', 10 digits */
 	snprintf(name, sizeof(name), "%s.%u", ctx->bench->name, ++seq);
 	if (osm_file_path(&s->t, name, s->dir, sizeof(s->dir))) {
 		s->dir[0] = 0;

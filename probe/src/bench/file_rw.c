@@ -125,7 +125,7 @@ static int warm(struct osm_ctx *ctx, struct rw_state *s, int fd)
 static int make_file(struct osm_ctx *ctx, struct rw_state *s)
 {
 	static unsigned seq;
-	char name[64];
+	char name[64]; /* fits by construction: "read" or "write", '.', 10 digits */
 	snprintf(name, sizeof(name), "%s.%u", ctx->bench->name, ++seq);
 	if (osm_file_path(&s->t, name, s->path, sizeof(s->path))) {
 		s->path[0] = 0;

@@ -2,6 +2,7 @@
  * data into it (file.h). Method: docs/methods/file.md, "Where the files go". */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "../bench.h"
 #include "../cleanup.h"
+#include "../parse.h"
 #include "file.h"
 
 #define FILL_CHUNK ((size_t)1 << 20)
@@ -30,7 +32,7 @@ static int is_remote_fs(const char *t)
 /* The mount of `path`: the mountinfo line whose major:minor is st_dev (the
  * longest mount point that prefixes the path wins among several). */
 struct mount_facts {
-	char point[OSM_FILE_PATH], fstype[64], source[256], options[OSM_INFO_LEN];
+	char point[OSM_FILE_PATH], fstype[64], source[OSM_INFO_LEN], options[OSM_INFO_LEN];
 };
 
 static int path_under(const char *path, const char *point)
@@ -57,74 +59,131 @@ static void unescape(char *s)
 	*w = 0;
 }
 
+/* One mountinfo line, split in place:
+ * "id parent maj:min root point options [optional...] - type source super". */
+struct mount_line {
+	unsigned maj, min;
+	char *point, *opts, *type, *source, *super;
+};
+
+static int split_line(char *line, struct mount_line *m)
+{
+	char *save = NULL, *f[6];
+	line[strcspn(line, "\n")] = 0;
+	for (int i = 0; i < 6; i++)
+		if (!(f[i] = strtok_r(i ? NULL : line, " ", &save)))
+			return -1;
+	if (sscanf(f[2], "%u:%u", &m->maj, &m->min) != 2)
+		return -1;
+	char *t;
+	while ((t = strtok_r(NULL, " ", &save)) && strcmp(t, "-"))
+		; /* the optional fields, up to the separator */
+	if (!t || !(m->type = strtok_r(NULL, " ", &save)) || !(m->source = strtok_r(NULL, " ", &save)))
+		return -1;
+	m->super = strtok_r(NULL, " ", &save);
+	m->point = f[4];
+	m->opts = f[5];
+	unescape(m->point);
+	unescape(m->source);
+	return 0;
+}
+
+/* Every field is read whole (getline: no line is split, however long its
+ * escaped mount point). A mount point that does not fit out->point is
+ * longer than any path (PATH_MAX), so it prefixes none: never the match.
+ * The words kept (type, source, options) are cut in the middle and marked
+ * when too long: a type cut so is no name the family compares with. */
 static int find_mount(const char *path, dev_t dev, struct mount_facts *out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return -1;
-	char line[4096];
-	size_t best = 0;
+	char *line = NULL;
+	size_t cap = 0, best = 0;
 	int found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned maj, min;
-		char point[OSM_FILE_PATH], opts[OSM_INFO_LEN / 2];
-		/* id parent maj:min root point options [optional...] - type source super */
-		if (sscanf(line, "%*d %*d %u:%u %*s %511s %127s", &maj, &min, point, opts) != 4)
+	while (getline(&line, &cap, f) > 0) {
+		struct mount_line m;
+		if (split_line(line, &m) || makedev(m.maj, m.min) != dev)
 			continue;
-		const char *dash = strstr(line, " - ");
-		if (!dash)
+		size_t pl = strlen(m.point);
+		if (pl >= sizeof(out->point) || !path_under(path, m.point) || pl < best)
 			continue;
-		char type[64], source[256], super[OSM_INFO_LEN / 2];
-		super[0] = 0;
-		if (sscanf(dash + 3, "%63s %255s %127s", type, source, super) < 2)
-			continue;
-		unescape(point);
-		if (makedev(maj, min) != dev || !path_under(path, point) || strlen(point) < best)
-			continue;
-		best = strlen(point);
+		best = pl;
 		found = 1;
-		snprintf(out->point, sizeof(out->point), "%s", point);
-		snprintf(out->fstype, sizeof(out->fstype), "%s", type);
-		unescape(source);
-		snprintf(out->source, sizeof(out->source), "%s", source);
-		snprintf(out->options, sizeof(out->options), "%s%s%s", opts, super[0] ? "," : "", super);
+		memcpy(out->point, m.point, pl + 1);
+		osm_cut_middle(out->fstype, sizeof(out->fstype), m.type);
+		osm_cut_middle(out->source, sizeof(out->source), m.source);
+		char *opts = NULL;
+		if (asprintf(&opts, "%s%s%s", m.opts, m.super ? "," : "", m.super ? m.super : "") < 0)
+			opts = NULL;
+		osm_cut_middle(out->options, sizeof(out->options), opts ? opts : m.opts);
+		free(opts);
 	}
+	free(line);
 	fclose(f);
 	return found ? 0 : -1;
 }
 
 /* The default directory: the probe's work directory unless it is in memory. */
-static int default_dir(struct osm_ctx *ctx, char *dir, size_t len)
+static const char *default_dir(struct osm_ctx *ctx)
 {
 	const char *w = osm_workdir();
-	if (!w)
-		return osm_fail(ctx, OSM_ERROR, "cannot make the probe's work directory under $TMPDIR: %s",
-				strerror(errno));
+	if (!w) {
+		osm_fail(ctx, OSM_ERROR, "cannot make the probe's work directory under $TMPDIR: %s", strerror(errno));
+		return NULL;
+	}
 	struct stat st;
-	struct mount_facts m;
-	if (stat(w, &st) == 0 && find_mount(w, st.st_dev, &m) == 0 &&
-	    (!strcmp(m.fstype, "tmpfs") || !strcmp(m.fstype, "ramfs")))
+	struct mount_facts *m = malloc(sizeof(*m));
+	if (m && stat(w, &st) == 0 && find_mount(w, st.st_dev, m) == 0 &&
+	    (!strcmp(m->fstype, "tmpfs") || !strcmp(m->fstype, "ramfs")))
 		w = "/var/tmp";
-	snprintf(dir, len, "%s", w);
+	free(m);
+	return w;
+}
+
+/* The longest name between slashes in path. */
+static size_t longest_name(const char *path)
+{
+	size_t best = 0;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		best = n > best ? n : best;
+		p += n + (p[n] == '/');
+	}
+	return best;
+}
+
+int osm_file_realpath(struct osm_ctx *ctx, const char *key, const char *given, char *out)
+{
+	char *real = realpath(given, NULL);
+	if (!real && errno == ENAMETOOLONG && longest_name(given) > NAME_MAX)
+		return osm_fail(ctx, OSM_ERROR, "%s=%s: a name in it has %zu bytes; at most %d (NAME_MAX)", key, given,
+				longest_name(given), NAME_MAX);
+	if (!real && errno == ENAMETOOLONG)
+		return osm_fail(ctx, OSM_ERROR, "%s=%s: its real path is longer than PATH_MAX - 1 (%d bytes); it may "
+				"have at most %d bytes (%s)", key, given, PATH_MAX - 1, OSM_FILE_DIR_MAX, OSM_FILE_DIR_WHY);
+	if (!real)
+		return osm_fail(ctx, OSM_ERROR, "%s=%s: %s", key, given, strerror(errno));
+	size_t n = strlen(real);
+	if (n > OSM_FILE_DIR_MAX) {
+		osm_fail(ctx, OSM_ERROR, "%s=%s is %s, %zu bytes: it may have at most %d bytes (%s)", key, given, real,
+			 n, OSM_FILE_DIR_MAX, OSM_FILE_DIR_WHY);
+		free(real);
+		return OSM_ERROR;
+	}
+	memcpy(out, real, n + 1);
+	free(real);
 	return OSM_OK;
 }
 
 int osm_file_target(struct osm_ctx *ctx, struct osm_file_target *t)
 {
 	memset(t, 0, sizeof(*t));
-	const char *want = osm_param_str(ctx, "dir");
-	char given[OSM_FILE_PATH];
-	if (want && *want) {
-		if (snprintf(given, sizeof(given), "%s", want) >= (int)sizeof(given))
-			return osm_fail(ctx, OSM_ERROR, "dir=%.64s...: path too long", want);
-	} else if (default_dir(ctx, given, sizeof(given)) != OSM_OK) {
+	const char *given = osm_param_str(ctx, "dir");
+	if ((!given || !*given) && !(given = default_dir(ctx)))
 		return OSM_ERROR;
-	}
-	char *real = realpath(given, NULL);
-	if (!real)
-		return osm_fail(ctx, OSM_ERROR, "dir=%s: %s", given, strerror(errno));
-	snprintf(t->dir, sizeof(t->dir), "%s", real);
-	free(real);
+	if (osm_file_realpath(ctx, "dir", given, t->dir) != OSM_OK)
+		return OSM_ERROR;
 	struct stat st;
 	if (stat(t->dir, &st))
 		return osm_fail(ctx, OSM_ERROR, "dir=%s: %s", t->dir, strerror(errno));
@@ -134,19 +193,21 @@ int osm_file_target(struct osm_ctx *ctx, struct osm_file_target *t)
 		return osm_fail(ctx, OSM_SKIP, "dir=%s: cannot write there (%s): choose a directory you may write",
 				t->dir, strerror(errno));
 	osm_add_info(ctx, "dir", "%s", t->dir);
-	struct mount_facts m;
-	if (find_mount(t->dir, st.st_dev, &m) == 0) {
-		snprintf(t->fstype, sizeof(t->fstype), "%s", m.fstype);
-		osm_add_info(ctx, "fs_type", "%s", m.fstype);
-		osm_add_info(ctx, "device", "%s", m.source);
-		osm_add_info(ctx, "mount_options", "%s", m.options);
+	struct mount_facts *m = malloc(sizeof(*m));
+	if (m && find_mount(t->dir, st.st_dev, m) == 0) {
+		memcpy(t->fstype, m->fstype, sizeof(t->fstype));
+		osm_add_info(ctx, "fs_type", "%s", m->fstype);
+		osm_add_info(ctx, "device", "%s", m->source);
+		osm_add_info(ctx, "mount_options", "%s", m->options);
 	} else {
 		snprintf(t->fstype, sizeof(t->fstype), "unknown");
 		osm_add_info(ctx, "fs_type", "unknown (no /proc/self/mountinfo entry)");
 	}
+	free(m);
 	t->in_memory = !strcmp(t->fstype, "tmpfs") || !strcmp(t->fstype, "ramfs");
 	t->remote = is_remote_fs(t->fstype);
 	osm_add_info(ctx, "remote", "%s", t->remote ? "yes" : "no");
+	/* t->dir has at most OSM_FILE_DIR_MAX bytes: the work directory fits t->work. */
 	if (osm_workdir_in(t->dir, t->work, sizeof(t->work)))
 		return osm_fail(ctx, OSM_ERROR, "dir=%s: cannot make a work directory there: %s", t->dir,
 				strerror(errno));
