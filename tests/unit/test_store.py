@@ -217,7 +217,53 @@ def test_corrupt_result_column_is_a_store_error(cli, store_path: Path, column: s
     assert f"run {run_id}, result 1, column '{column}'" in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.parametrize("blob", [b"not zlib", b"", zlib.compress(b"12345")], ids=["garbage", "empty", "odd-size"])
+@pytest.mark.parametrize(
+    ("sql", "column", "why", "commands"),
+    [
+        ("UPDATE runs SET machine = '[1,2]' WHERE id = {run}", "machine", "a JSON array, not an object",
+         [["runs"], ["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["mem-levels", "{run}"],
+          ["compare", "{run}", "{other}"]]),
+        ("UPDATE runs SET meta = '\"x\"' WHERE id = {run}", "meta", "a JSON string, not an object",
+         [["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["compare", "{run}", "{other}"]]),
+        ("UPDATE runs SET params = 'null' WHERE id = {run}", "params", "JSON null, not an object",
+         [["compare", "{run}", "{other}"]]),
+        ("UPDATE results SET median = 9e999 WHERE run_id = {run} AND seq = 0", "median", "inf, not a finite number",
+         [["export", "{run}", "--format", "json"], ["show", "{run}", "--json"]]),
+        ("UPDATE runs SET label = X'6869' WHERE id = {run}", "label", "a blob, not text",
+         [["runs"], ["export", "{run}", "--format", "json"]]),
+        ("UPDATE runs SET label = CAST(X'ff' AS TEXT) WHERE id = {run}", "label", "text that is not UTF-8",
+         [["runs"], ["show", "{run}"]]),
+        ("UPDATE runs SET machine = '{{\"a\":NaN}}' WHERE id = {run}", "machine", "not valid JSON",
+         [["export", "{run}", "--format", "json"]]),
+        ("UPDATE results SET flags = '[1]' WHERE run_id = {run} AND seq = 0", "flags",
+         "an array whose element 0 is a JSON number, not a string", [["show", "{run}"]]),
+        ("UPDATE results SET repetitions = '[{{\"n\":\"x\"}}]' WHERE run_id = {run} AND seq = 0", "repetitions",
+         "an array whose element 0 has 'n' of a JSON string, not an integer >= 0", [["show", "{run}"]]),
+    ],
+    ids=["machine-array", "meta-string", "params-null", "median-inf", "label-blob", "label-not-utf8", "json-nan",
+         "flags-numbers", "repetition-n-text"],
+)
+def test_wrong_type_or_shape_is_a_store_error(cli, store_path: Path, tmp_path: Path, sql: str, column: str,
+                                              why: str, commands: list[list[str]]) -> None:
+    """A column of the right syntax but the wrong SQLite type or JSON shape
+    (issue 10): an error naming run, result and column, not a traceback."""
+    run_id, other = import_fixture(store_path), import_fixture(store_path)
+    _damage(store_path, sql.format(run=run_id))
+    result = ", result 0" if "results" in sql else ""
+    for args in commands:
+        args = [a.format(run=run_id, other=other, out=tmp_path / "report.md") for a in args]
+        r = cli(*args)
+        assert r.code == EXIT_STORE, (args, r.err)
+        assert f"is damaged: run {run_id}{result}, column '{column}' is {why}" in r.err, r.err
+        assert "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [b"not zlib", b"", zlib.compress(b"12345"), encode_samples([1.0, math.inf]), encode_samples([math.nan]),
+     encode_samples([1e300]), zlib.compress(b"")],
+    ids=["garbage", "empty", "odd-size", "infinite", "nan", "huge", "no-values"],
+)
 def test_corrupt_samples_blob_is_a_store_error(store_path: Path, blob: bytes) -> None:
     run_id = import_fixture(store_path)
     conn = sqlite3.connect(store_path)
