@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
+import shutil
 import sqlite3
+import stat
+import subprocess
 import zlib
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -185,6 +190,71 @@ def test_read_only_file_for_real(cli, store_path: Path) -> None:
     finally:
         store_path.chmod(0o644)
     assert r.code == EXIT_STORE and "is read-only" in r.err
+
+
+root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount, mknod)")
+
+
+@contextlib.contextmanager
+def read_only_mount(directory: Path) -> Iterator[None]:
+    """`directory` bind-mounted read-only onto itself, so that even root cannot
+    write there; always unmounted. Skips the test where mounting is not permitted
+    (no CAP_SYS_ADMIN, as in most containers)."""
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, capture_output=True, text=True, check=False)
+
+    def why(done: subprocess.CompletedProcess[str]) -> str:
+        return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+
+    bound = run("mount", "--bind", str(directory), str(directory))
+    if bound.returncode != 0:
+        pytest.skip(f"mount --bind is not permitted here: {why(bound)}")
+    try:
+        remounted = run("mount", "-o", "remount,bind,ro", str(directory))
+        if remounted.returncode != 0:
+            pytest.skip(f"mount -o remount,bind,ro is not permitted here: {why(remounted)}")
+        yield
+    finally:
+        if run("umount", str(directory)).returncode != 0:
+            run("umount", "-l", str(directory))
+
+
+@pytest.mark.root
+@root
+def test_read_only_mount_for_real(cli, store_path: Path) -> None:
+    """The root variant of the test above: chmod does not stop root, a read-only mount does."""
+    import_fixture(store_path)
+    with read_only_mount(store_path.parent):
+        r = cli("import", "--again", str(DATA / "run_x86_64.jsonl"))
+        listed = cli("runs")  # reading still works
+    assert r.code == EXIT_STORE and "is read-only" in r.err and "mounted read-only" in r.err, r.err
+    assert listed.code == 0 and db_rows(store_path, "SELECT count(*) FROM runs") == [(1,)]
+
+
+@pytest.mark.root
+@root
+def test_new_store_on_a_read_only_mount_says_so(cli, tmp_path: Path) -> None:
+    place = tmp_path / "ro"
+    place.mkdir()
+    with read_only_mount(place):
+        r = cli("import", "--store", str(place / "osmeter.db"), str(DATA / "run_x86_64.jsonl"))
+    assert r.code == EXIT_STORE, r.err
+    assert f"its directory {place} is on a file system mounted read-only" in r.err and "unable to open" not in r.err
+
+
+@pytest.mark.root
+@root
+def test_store_that_is_a_device_is_refused(cli, tmp_path: Path) -> None:
+    device = tmp_path / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    for args in (["runs"], ["show", "1"], ["import", str(DATA / "run_x86_64.jsonl")]):
+        r = cli(*args, "--store", str(device))
+        assert r.code == EXIT_STORE, (args, r.err)
+        assert f"the store {device} is a character device, not a regular file" in r.err, r.err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("null")) == ["null"]  # no journal made
 
 
 def _damage(store_path: Path, sql: str) -> None:

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import sqlite3
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,14 +39,29 @@ def _errorname(e: sqlite3.Error) -> str:
     return str(getattr(e, "sqlite_errorname", "") or "")
 
 
-def _explain(path: Path, e: sqlite3.Error, doing: str) -> str:
-    """An SQLite failure in words that say what to do."""
+def _read_only_mount(path: Path) -> bool:
+    """Whether the file (or, when it does not exist, its directory) is on a file system mounted read-only."""
+    for place in (path, path.parent):
+        try:
+            return bool(os.statvfs(place).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+def _explain(path: Path, e: sqlite3.Error, doing: str, fix: str = "") -> str:
+    """An SQLite failure in words that say what to do (`fix` ends the message when nothing better is known)."""
     name, text = _errorname(e), str(e)
-    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+    read_only = name.startswith("SQLITE_READONLY") or "readonly database" in text
+    busy = name == "SQLITE_BUSY" or "database is locked" in text
+    if (read_only or busy) and _read_only_mount(path):
+        return (f"cannot {doing} the store {path}: it is read-only (on a file system mounted read-only); "
+                f"remount it read-write, or {_FIX}")
+    if read_only:
         where = "its directory" if name == "SQLITE_READONLY_DIRECTORY" else "the file or its directory"
         return (f"cannot {doing} the store {path}: it is read-only ({where} is not writable by this user); "
                 f"make both writable, or {_FIX}")
-    if name == "SQLITE_BUSY" or "database is locked" in text:
+    if busy:
         if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             return (f"cannot {doing} the store {path}: it is read-only (the file or its directory is not writable "
                     f"by this user); make both writable, or {_FIX}")
@@ -53,7 +69,25 @@ def _explain(path: Path, e: sqlite3.Error, doing: str) -> str:
                 "wait for it to finish and try again")
     if name == "SQLITE_FULL" or "disk is full" in text:
         return f"cannot {doing} the store {path}: the disk is full; free some space, or {_FIX}"
-    return f"cannot {doing} the store {path}: {e}"
+    if (name == "SQLITE_CANTOPEN" or "unable to open database file" in text) and not path.exists():
+        if _read_only_mount(path.parent):
+            return (f"cannot create the store {path}: its directory {path.parent} is on a file system mounted "
+                    f"read-only; {_FIX}")
+        if not os.access(path.parent, os.W_OK):
+            return (f"cannot create the store {path}: its directory {path.parent} is not writable by this user; "
+                    f"make it writable, or {_FIX}")
+    return f"cannot {doing} the store {path}: {e}" + (f"; {fix}" if fix else "")
+
+
+def _file_kind(path: Path) -> str | None:
+    """What is at `path` (symbolic links followed), in words; None when nothing is."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
 def _corrupt(path: Path, run_id: Any, e: Corrupt, seq: Any = None) -> StoreError:
@@ -123,17 +157,21 @@ class SQLiteStore:
 
     @classmethod
     def _open(cls, path: Path, *, create: bool) -> "SQLiteStore":
-        if path.is_dir():
+        kind = _file_kind(path)
+        if kind == "a directory":
             raise StoreError(f"store {path} is a directory; give the path of a file, or {_FIX}")
-        if not path.exists():
+        if kind is None:
             if not create:
                 raise NotFoundError(f"no store at {path}: nothing has been run or imported there yet")
             cls._make_parent(path)
+        elif kind != "a regular file":  # SQLite would read a device or wait on a FIFO; it was left untouched
+            raise StoreError(f"the store {path} is {kind}, not a regular file; a store is an SQLite file: "
+                             f"give the path of one, or of a file to create, or {_FIX}")
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
             conn.text_factory = decode.text_factory  # text that is not UTF-8: named as damage, not a failed query
         except sqlite3.Error as e:
-            raise StoreError(f"{_explain(path, e, 'open')}; make it readable and writable, or {_FIX}") from None
+            raise StoreError(_explain(path, e, "open", f"make it readable and writable, or {_FIX}")) from None
         store = cls(conn, path)
         try:
             store._check_is_store()
