@@ -127,7 +127,8 @@ def governor_warning(machine: Mapping[str, Any]) -> CodedWarning | None:
     value = machine.get(KEY_GOVERNOR)
     if value is None:
         return None
-    governors = set(value) if isinstance(value, list) else {value}
+    # One governor, or one per CPU policy; stored JSON may hold anything, so compare as text.
+    governors = {format_value(v) for v in value} if isinstance(value, list) else {format_value(value)}
     if governors <= {"performance"}:
         return None
     return CodedWarning(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
+import shutil
 import sqlite3
+import stat
+import subprocess
 import zlib
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -187,6 +192,71 @@ def test_read_only_file_for_real(cli, store_path: Path) -> None:
     assert r.code == EXIT_STORE and "is read-only" in r.err
 
 
+root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount, mknod)")
+
+
+@contextlib.contextmanager
+def read_only_mount(directory: Path) -> Iterator[None]:
+    """`directory` bind-mounted read-only onto itself, so that even root cannot
+    write there; always unmounted. Skips the test where mounting is not permitted
+    (no CAP_SYS_ADMIN, as in most containers)."""
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, capture_output=True, text=True, check=False)
+
+    def why(done: subprocess.CompletedProcess[str]) -> str:
+        return (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+
+    bound = run("mount", "--bind", str(directory), str(directory))
+    if bound.returncode != 0:
+        pytest.skip(f"mount --bind is not permitted here: {why(bound)}")
+    try:
+        remounted = run("mount", "-o", "remount,bind,ro", str(directory))
+        if remounted.returncode != 0:
+            pytest.skip(f"mount -o remount,bind,ro is not permitted here: {why(remounted)}")
+        yield
+    finally:
+        if run("umount", str(directory)).returncode != 0:
+            run("umount", "-l", str(directory))
+
+
+@pytest.mark.root
+@root
+def test_read_only_mount_for_real(cli, store_path: Path) -> None:
+    """The root variant of the test above: chmod does not stop root, a read-only mount does."""
+    import_fixture(store_path)
+    with read_only_mount(store_path.parent):
+        r = cli("import", "--again", str(DATA / "run_x86_64.jsonl"))
+        listed = cli("runs")  # reading still works
+    assert r.code == EXIT_STORE and "is read-only" in r.err and "mounted read-only" in r.err, r.err
+    assert listed.code == 0 and db_rows(store_path, "SELECT count(*) FROM runs") == [(1,)]
+
+
+@pytest.mark.root
+@root
+def test_new_store_on_a_read_only_mount_says_so(cli, tmp_path: Path) -> None:
+    place = tmp_path / "ro"
+    place.mkdir()
+    with read_only_mount(place):
+        r = cli("import", "--store", str(place / "osmeter.db"), str(DATA / "run_x86_64.jsonl"))
+    assert r.code == EXIT_STORE, r.err
+    assert f"its directory {place} is on a file system mounted read-only" in r.err and "unable to open" not in r.err
+
+
+@pytest.mark.root
+@root
+def test_store_that_is_a_device_is_refused(cli, tmp_path: Path) -> None:
+    device = tmp_path / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    for args in (["runs"], ["show", "1"], ["import", str(DATA / "run_x86_64.jsonl")]):
+        r = cli(*args, "--store", str(device))
+        assert r.code == EXIT_STORE, (args, r.err)
+        assert f"the store {device} is a character device, not a regular file" in r.err, r.err
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("null")) == ["null"]  # no journal made
+
+
 def _damage(store_path: Path, sql: str) -> None:
     conn = sqlite3.connect(store_path)
     conn.execute(sql)
@@ -217,7 +287,53 @@ def test_corrupt_result_column_is_a_store_error(cli, store_path: Path, column: s
     assert f"run {run_id}, result 1, column '{column}'" in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.parametrize("blob", [b"not zlib", b"", zlib.compress(b"12345")], ids=["garbage", "empty", "odd-size"])
+@pytest.mark.parametrize(
+    ("sql", "column", "why", "commands"),
+    [
+        ("UPDATE runs SET machine = '[1,2]' WHERE id = {run}", "machine", "a JSON array, not an object",
+         [["runs"], ["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["mem-levels", "{run}"],
+          ["compare", "{run}", "{other}"]]),
+        ("UPDATE runs SET meta = '\"x\"' WHERE id = {run}", "meta", "a JSON string, not an object",
+         [["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["compare", "{run}", "{other}"]]),
+        ("UPDATE runs SET params = 'null' WHERE id = {run}", "params", "JSON null, not an object",
+         [["compare", "{run}", "{other}"]]),
+        ("UPDATE results SET median = 9e999 WHERE run_id = {run} AND seq = 0", "median", "inf, not a finite number",
+         [["export", "{run}", "--format", "json"], ["show", "{run}", "--json"]]),
+        ("UPDATE runs SET label = X'6869' WHERE id = {run}", "label", "a blob, not text",
+         [["runs"], ["export", "{run}", "--format", "json"]]),
+        ("UPDATE runs SET label = CAST(X'ff' AS TEXT) WHERE id = {run}", "label", "text that is not UTF-8",
+         [["runs"], ["show", "{run}"]]),
+        ("UPDATE runs SET machine = '{{\"a\":NaN}}' WHERE id = {run}", "machine", "not valid JSON",
+         [["export", "{run}", "--format", "json"]]),
+        ("UPDATE results SET flags = '[1]' WHERE run_id = {run} AND seq = 0", "flags",
+         "an array whose element 0 is a JSON number, not a string", [["show", "{run}"]]),
+        ("UPDATE results SET repetitions = '[{{\"n\":\"x\"}}]' WHERE run_id = {run} AND seq = 0", "repetitions",
+         "an array whose element 0 has 'n' of a JSON string, not an integer >= 0", [["show", "{run}"]]),
+    ],
+    ids=["machine-array", "meta-string", "params-null", "median-inf", "label-blob", "label-not-utf8", "json-nan",
+         "flags-numbers", "repetition-n-text"],
+)
+def test_wrong_type_or_shape_is_a_store_error(cli, store_path: Path, tmp_path: Path, sql: str, column: str,
+                                              why: str, commands: list[list[str]]) -> None:
+    """A column of the right syntax but the wrong SQLite type or JSON shape
+    (issue 10): an error naming run, result and column, not a traceback."""
+    run_id, other = import_fixture(store_path), import_fixture(store_path)
+    _damage(store_path, sql.format(run=run_id))
+    result = ", result 0" if "results" in sql else ""
+    for args in commands:
+        args = [a.format(run=run_id, other=other, out=tmp_path / "report.md") for a in args]
+        r = cli(*args)
+        assert r.code == EXIT_STORE, (args, r.err)
+        assert f"is damaged: run {run_id}{result}, column '{column}' is {why}" in r.err, r.err
+        assert "Traceback" not in r.err
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [b"not zlib", b"", zlib.compress(b"12345"), encode_samples([1.0, math.inf]), encode_samples([math.nan]),
+     encode_samples([1e300]), zlib.compress(b"")],
+    ids=["garbage", "empty", "odd-size", "infinite", "nan", "huge", "no-values"],
+)
 def test_corrupt_samples_blob_is_a_store_error(store_path: Path, blob: bytes) -> None:
     run_id = import_fixture(store_path)
     conn = sqlite3.connect(store_path)

@@ -62,6 +62,10 @@ def test_machine_warnings_need_the_facts() -> None:
     assert governor_warning({}) is None and governor_warning({"cpufreq_governor": None}) is None
     assert governor_warning({"cpufreq_governor": ["performance", "performance"]}) is None
     assert governor_warning({"cpufreq_governor": ["performance", "powersave"]}) is not None
+    # A stored machine description may hold any JSON (a damaged store, an odd import): no traceback.
+    for odd in ([{}], [[1]], {"a": {}}, [None], 1.5):
+        w = governor_warning({"cpufreq_governor": odd})
+        assert w is not None and w.code == "cpu-governor"
     assert virtualization_warning({"virtualization": "none"}) is None
     assert virtualization_warning({"virtualization": None}) is None
     assert virtualization_warning({"virtualization": "xen"}) is not None

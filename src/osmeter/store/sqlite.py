@@ -14,20 +14,21 @@ import math
 import os
 import re
 import sqlite3
-import zlib
+import stat
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import NotFoundError, StoreError, UsageError
-from ..model import BenchResult, Counts, NewRun, RunInfo
-from ..repeats import Repetition
+from ..model import BenchResult, NewRun, RunInfo
 from ..records import canonical_params
 from ..stats import FloatArray, Summary
-from .base import decode_samples, encode_samples
+from . import decode
+from .base import encode_samples
+from .decode import SUMMARY_COLUMNS, Corrupt
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _FIX = "choose another location with --store PATH or OSMETER_STORE"
@@ -38,14 +39,29 @@ def _errorname(e: sqlite3.Error) -> str:
     return str(getattr(e, "sqlite_errorname", "") or "")
 
 
-def _explain(path: Path, e: sqlite3.Error, doing: str) -> str:
-    """An SQLite failure in words that say what to do."""
+def _read_only_mount(path: Path) -> bool:
+    """Whether the file (or, when it does not exist, its directory) is on a file system mounted read-only."""
+    for place in (path, path.parent):
+        try:
+            return bool(os.statvfs(place).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+def _explain(path: Path, e: sqlite3.Error, doing: str, fix: str = "") -> str:
+    """An SQLite failure in words that say what to do (`fix` ends the message when nothing better is known)."""
     name, text = _errorname(e), str(e)
-    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+    read_only = name.startswith("SQLITE_READONLY") or "readonly database" in text
+    busy = name == "SQLITE_BUSY" or "database is locked" in text
+    if (read_only or busy) and _read_only_mount(path):
+        return (f"cannot {doing} the store {path}: it is read-only (on a file system mounted read-only); "
+                f"remount it read-write, or {_FIX}")
+    if read_only:
         where = "its directory" if name == "SQLITE_READONLY_DIRECTORY" else "the file or its directory"
         return (f"cannot {doing} the store {path}: it is read-only ({where} is not writable by this user); "
                 f"make both writable, or {_FIX}")
-    if name == "SQLITE_BUSY" or "database is locked" in text:
+    if busy:
         if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             return (f"cannot {doing} the store {path}: it is read-only (the file or its directory is not writable "
                     f"by this user); make both writable, or {_FIX}")
@@ -53,33 +69,31 @@ def _explain(path: Path, e: sqlite3.Error, doing: str) -> str:
                 "wait for it to finish and try again")
     if name == "SQLITE_FULL" or "disk is full" in text:
         return f"cannot {doing} the store {path}: the disk is full; free some space, or {_FIX}"
-    return f"cannot {doing} the store {path}: {e}"
+    if (name == "SQLITE_CANTOPEN" or "unable to open database file" in text) and not path.exists():
+        if _read_only_mount(path.parent):
+            return (f"cannot create the store {path}: its directory {path.parent} is on a file system mounted "
+                    f"read-only; {_FIX}")
+        if not os.access(path.parent, os.W_OK):
+            return (f"cannot create the store {path}: its directory {path.parent} is not writable by this user; "
+                    f"make it writable, or {_FIX}")
+    return f"cannot {doing} the store {path}: {e}" + (f"; {fix}" if fix else "")
 
 
-class _Corrupt(Exception):
-    """A stored value that cannot be decoded; turned into StoreError with the run's id."""
-
-    def __init__(self, column: str, why: str) -> None:
-        super().__init__(f"{column}: {why}")
-        self.column = column
-        self.why = why
-
-
-def _column_json(row: sqlite3.Row, column: str) -> Any:
-    text = row[column]
-    if text is None:
-        return None
+def _file_kind(path: Path) -> str | None:
+    """What is at `path` (symbolic links followed), in words; None when nothing is."""
     try:
-        return json.loads(text)
-    except (ValueError, TypeError, RecursionError) as e:
-        raise _Corrupt(column, f"not valid JSON ({type(e).__name__})") from None
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
-def _corrupt(path: Path, run_id: Any, e: _Corrupt, seq: Any = None) -> StoreError:
-    what = f"run {run_id}" + (f", result {seq}" if seq is not None else "")
+def _corrupt(path: Path, run_id: Any, e: Corrupt, seq: Any = None) -> StoreError:
+    what = f"run {run_id}" + ("" if seq is None else f", result {seq}" if isinstance(seq, int) else ", a result")
     return StoreError(f"the store {path} is damaged: {what}, column '{e.column}' is {e.why}; "
                       f"`osmeter runs` still lists the other runs; restore the store from a backup, or {_FIX}")
-_SUMMARY_COLUMNS = tuple(f.name for f in fields(Summary))
 
 
 @dataclass(frozen=True)
@@ -115,35 +129,12 @@ def _real(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def _float(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
 def _summary_columns(summary: Summary | None) -> dict[str, Any]:
     """The statistics columns of a result row; NULL throughout for skip and error."""
     if summary is None:
-        return dict.fromkeys(_SUMMARY_COLUMNS)
-    values = {c: getattr(summary, c) for c in _SUMMARY_COLUMNS}
+        return dict.fromkeys(SUMMARY_COLUMNS)
+    values = {c: getattr(summary, c) for c in SUMMARY_COLUMNS}
     return {c: _real(v) if isinstance(v, float) else int(v) for c, v in values.items()}
-
-
-def _summary_from_row(row: sqlite3.Row) -> Summary:
-    def column(name: str) -> Any:
-        if name in ("n", "outliers"):
-            return int(row[name])
-        if name == "kbest_stable":
-            return bool(row[name])
-        return _float(row[name])
-
-    return Summary(**{c: column(c) for c in _SUMMARY_COLUMNS})
-
-
-def _repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
-    value = _column_json(row, "repetitions") or []
-    try:
-        return tuple(Repetition.from_dict(r) for r in value)
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise _Corrupt("repetitions", f"malformed ({type(e).__name__})") from None
 
 
 class SQLiteStore:
@@ -166,16 +157,21 @@ class SQLiteStore:
 
     @classmethod
     def _open(cls, path: Path, *, create: bool) -> "SQLiteStore":
-        if path.is_dir():
+        kind = _file_kind(path)
+        if kind == "a directory":
             raise StoreError(f"store {path} is a directory; give the path of a file, or {_FIX}")
-        if not path.exists():
+        if kind is None:
             if not create:
                 raise NotFoundError(f"no store at {path}: nothing has been run or imported there yet")
             cls._make_parent(path)
+        elif kind != "a regular file":  # SQLite would read a device or wait on a FIFO; it was left untouched
+            raise StoreError(f"the store {path} is {kind}, not a regular file; a store is an SQLite file: "
+                             f"give the path of one, or of a file to create, or {_FIX}")
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
+            conn.text_factory = decode.text_factory  # text that is not UTF-8: named as damage, not a failed query
         except sqlite3.Error as e:
-            raise StoreError(f"{_explain(path, e, 'open')}; make it readable and writable, or {_FIX}") from None
+            raise StoreError(_explain(path, e, "open", f"make it readable and writable, or {_FIX}")) from None
         store = cls(conn, path)
         try:
             store._check_is_store()
@@ -395,29 +391,9 @@ class SQLiteStore:
 
     def _run_from_row(self, row: sqlite3.Row) -> RunInfo:
         try:
-            return self._decode_run(row)
-        except _Corrupt as e:
+            return decode.run(row)
+        except Corrupt as e:
             raise _corrupt(self.path, row["id"], e) from None
-
-    @staticmethod
-    def _decode_run(row: sqlite3.Row) -> RunInfo:
-        return RunInfo(
-            id=row["id"],
-            label=row["label"],
-            start_time=row["start_time"],
-            end_time=row["end_time"],
-            status=row["status"],
-            status_reason=row["status_reason"],
-            source=row["source"],
-            osmeter_version=row["osmeter_version"],
-            probe_version=row["probe_version"],
-            suite=row["suite"],
-            argv=_column_json(row, "argv"),
-            params=_column_json(row, "params"),
-            machine=_column_json(row, "machine"),
-            meta=_column_json(row, "meta"),
-            counts=Counts(ok=row["n_ok"], skip=row["n_skip"], error=row["n_error"]),
-        )
 
     def runs(self) -> list[RunInfo]:
         return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
@@ -441,48 +417,17 @@ class SQLiteStore:
             raise NotFoundError(f"no run {run_id} in the store {self.path}; `osmeter runs` lists the runs there")
         return self._run_from_row(rows[0])
 
-    @staticmethod
-    def _result_from_row(row: sqlite3.Row) -> BenchResult:
-        try:
-            return SQLiteStore._decode_result(row)
-        except (ValueError, TypeError, KeyError, AttributeError) as e:  # a well-formed JSON of the wrong shape
-            raise _Corrupt("a statistics column or flags", f"malformed ({type(e).__name__}: {e})") from None
-
-    @staticmethod
-    def _decode_result(row: sqlite3.Row) -> BenchResult:
-        record = _column_json(row, "record")
-        if not isinstance(record, dict):
-            raise _Corrupt("record", "not a JSON object")
-        # Stored before migration 0003: the flags the probe's record carries.
-        flags = _column_json(row, "flags") if row["flags"] else record.get("flags", [])
-        flags = [f for f in flags if isinstance(f, str)] if isinstance(flags, list) else []
-        return BenchResult(
-            seq=row["seq"],
-            bench=row["bench"],
-            params=_column_json(row, "params"),
-            status=row["status"],
-            unit=row["unit"],
-            reason=row["reason"],
-            summary=_summary_from_row(row) if row["status"] == "ok" else None,
-            batch=row["batch"],
-            extra=_column_json(row, "extra") or {},
-            counters=_column_json(row, "counters") or None,
-            record=record,
-            flags=tuple(flags),
-            repetitions=_repetitions(row),
-        )
-
     def results(self, run_id: int) -> list[BenchResult]:
         rows = self._read(
             f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, flags, repetitions, "
-            f"{', '.join(_SUMMARY_COLUMNS)} FROM results WHERE run_id = ? ORDER BY seq",
+            f"{', '.join(SUMMARY_COLUMNS)} FROM results WHERE run_id = ? ORDER BY seq",
             (run_id,),
         )
         out = []
         for r in rows:
             try:
-                out.append(self._result_from_row(r))
-            except _Corrupt as e:
+                out.append(decode.result(r))
+            except Corrupt as e:
                 raise _corrupt(self.path, run_id, e, r["seq"]) from None
         return out
 
@@ -490,10 +435,7 @@ class SQLiteStore:
         rows = self._read("SELECT samples FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
         if not rows or rows[0]["samples"] is None:
             return None
-        blob = rows[0]["samples"]
         try:
-            if not isinstance(blob, bytes):
-                raise ValueError(f"a {type(blob).__name__}, not a blob")
-            return decode_samples(blob)
-        except (zlib.error, ValueError) as e:
-            raise _corrupt(self.path, run_id, _Corrupt("samples", f"not readable samples ({e})"), seq) from None
+            return decode.samples(rows[0]["samples"])
+        except Corrupt as e:
+            raise _corrupt(self.path, run_id, e, seq) from None

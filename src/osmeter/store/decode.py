@@ -1,0 +1,289 @@
+"""Stored rows read back into the model, every column checked on the way.
+
+A store can be damaged: a disk error, a bit flip, another program's UPDATE,
+a half-restored backup. SQLite's column types do not stop that (a TEXT
+column takes a blob, a REAL column takes text or an infinity), so each value
+is checked here against the type the rest of osmeter relies on: text
+columns hold text, numbers are finite (NULL where the schema allows it,
+read as NaN for statistics), JSON columns hold JSON text of the right shape
+(an object, an array of strings, an array of objects) within the reader
+limits the probe's records are held to (records.loads_json: no NaN or
+infinity, numbers within +-1e100, integers within 64 bits, at most 32
+levels deep). Inside those shapes the readers take any JSON value (the
+import path stores whatever a record's `machine`, `params` or `extra` holds);
+where a reader needs more (the repetitions, each a Repetition) it is
+checked here. A value that fails raises Corrupt naming the column and what
+is wrong; SQLiteStore adds the run and result and raises StoreError.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import zlib
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from ..errors import RecordError
+from ..model import RESULT_STATUSES, RUN_SOURCES, RUN_STATUSES, BenchResult, Counts, RunInfo
+from ..records import MAX_MAGNITUDE, loads_json
+from ..repeats import Repetition
+from ..stats import FloatArray, Summary
+from .base import decode_samples
+
+SUMMARY_COLUMNS = tuple(f.name for f in fields(Summary))
+_INTEGER_STATS = ("n", "outliers", "kbest_stable")
+
+
+class Corrupt(Exception):
+    """A stored value that cannot be used; turned into StoreError with the run's id."""
+
+    def __init__(self, column: str, why: str) -> None:
+        super().__init__(f"{column}: {why}")
+        self.column = column
+        self.why = why
+
+
+class NotUTF8:
+    """Stored TEXT that is not UTF-8 (sqlite3 would fail the whole query on it)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+
+def text_factory(raw: bytes) -> str | NotUTF8:
+    """The connection's text_factory: TEXT as str, or NotUTF8 for the decoder to name."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return NotUTF8(raw)
+
+
+def _sql_kind(value: Any) -> str:
+    """An SQLite value's type in words."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, NotUTF8):
+        return "text that is not UTF-8"
+    if isinstance(value, bytes):
+        return "a blob"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a real number"
+    return "text"
+
+
+def _json_kind(value: Any) -> str:
+    """A decoded JSON value's type in words."""
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, str):
+        return "a JSON string"
+    if isinstance(value, bool):
+        return "JSON true/false"
+    if value is None:
+        return "JSON null"
+    return "a JSON number"
+
+
+def text(row: sqlite3.Row, column: str, *, null: bool = False, choices: tuple[str, ...] | None = None) -> Any:
+    """A TEXT column: a str (or None where NULL is allowed), one of `choices` when given."""
+    value = row[column]
+    if value is None and null:
+        return None
+    if not isinstance(value, str):
+        raise Corrupt(column, f"{_sql_kind(value)}, not text")
+    if choices is not None and value not in choices:
+        raise Corrupt(column, f"{value[:40]!r}, not one of {', '.join(choices)}")
+    return value
+
+
+def integer(row: sqlite3.Row, column: str, *, null: bool = False, minimum: int | None = None,
+            maximum: int | None = None) -> Any:
+    """An INTEGER column: an int within the bounds (or None where NULL is allowed)."""
+    value = row[column]
+    if value is None and null:
+        return None
+    if not isinstance(value, int):
+        raise Corrupt(column, f"{_sql_kind(value)}, not an integer")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = f"{minimum if minimum is not None else '...'} to {maximum if maximum is not None else '...'}"
+        raise Corrupt(column, f"{value}, out of range ({bounds})")
+    return value
+
+
+def real(row: sqlite3.Row, column: str) -> float:
+    """A REAL statistics column: a finite number, or NULL (a NaN statistic) read as NaN."""
+    value = row[column]
+    if value is None:
+        return math.nan
+    if not isinstance(value, (int, float)):
+        raise Corrupt(column, f"{_sql_kind(value)}, not a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise Corrupt(column, f"{value}, not a finite number")
+    return value
+
+
+def json_value(row: sqlite3.Row, column: str) -> Any:
+    """A JSON column's value (None for NULL), within the records' reader limits."""
+    value = row[column]
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Corrupt(column, f"{_sql_kind(value)}, not JSON text")
+    try:
+        return loads_json(value)
+    except RecordError as e:
+        raise Corrupt(column, f"not valid JSON ({e.message})") from None
+
+
+def json_object(row: sqlite3.Row, column: str, *, null: bool = False) -> Any:
+    value = json_value(row, column)
+    if value is None and null and row[column] is None:
+        return None
+    if not isinstance(value, dict):
+        raise Corrupt(column, f"{_json_kind(value)}, not an object")
+    return value
+
+
+def json_texts(row: sqlite3.Row, column: str) -> list[str]:
+    """A JSON array of strings."""
+    value = json_value(row, column)
+    if not isinstance(value, list):
+        raise Corrupt(column, f"{_json_kind(value)}, not an array of strings")
+    bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+    if bad is not None:
+        raise Corrupt(column, f"an array whose element {bad} is {_json_kind(value[bad])}, not a string")
+    return value
+
+
+# --- runs ----------------------------------------------------------------
+
+
+def run(row: sqlite3.Row) -> RunInfo:
+    """A `runs` row (with the n_ok, n_skip, n_error counts) as a RunInfo."""
+    return RunInfo(
+        id=integer(row, "id", minimum=1),
+        label=text(row, "label", null=True),
+        start_time=text(row, "start_time"),
+        end_time=text(row, "end_time", null=True),
+        status=text(row, "status", choices=RUN_STATUSES),
+        status_reason=text(row, "status_reason", null=True),
+        source=text(row, "source", choices=RUN_SOURCES),
+        osmeter_version=text(row, "osmeter_version"),
+        probe_version=text(row, "probe_version"),
+        suite=text(row, "suite", null=True),
+        argv=json_texts(row, "argv"),
+        params=json_object(row, "params"),
+        machine=json_object(row, "machine"),
+        meta=json_object(row, "meta"),
+        counts=Counts(ok=row["n_ok"], skip=row["n_skip"], error=row["n_error"]),
+    )
+
+
+# --- results -------------------------------------------------------------
+
+
+def _summary(row: sqlite3.Row) -> Summary:
+    values: dict[str, Any] = {c: real(row, c) for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS}
+    values["n"] = integer(row, "n", minimum=1)
+    values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
+    values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))
+    return Summary(**values)
+
+
+_REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
+
+
+def _repetition(i: int, d: Any) -> Repetition:
+    """One element of the repetitions array (model: repeats.Repetition.to_dict)."""
+    def bad(key: str, want: str) -> Corrupt:
+        return Corrupt("repetitions", f"an array whose element {i} has '{key}' of {_json_kind(d[key])}, not {want}")
+
+    if not isinstance(d, dict):
+        raise Corrupt("repetitions", f"an array whose element {i} is {_json_kind(d)}, not an object")
+    if d.get("status", "ok") not in RESULT_STATUSES:
+        raise bad("status", "one of " + ", ".join(RESULT_STATUSES))
+    if not _is_int(d.get("n", 0)) or d.get("n", 0) < 0:
+        raise bad("n", "an integer >= 0")
+    if d.get("batch") is not None and (not _is_int(d["batch"]) or d["batch"] < 1):
+        raise bad("batch", "an integer >= 1 or null")
+    for key in _REP_NUMBERS:
+        if d.get(key) is not None and not (_is_int(d[key]) or isinstance(d[key], float)):
+            raise bad(key, "a number or null")
+    for key in ("stop_reason", "reason"):
+        if d.get(key) is not None and not isinstance(d[key], str):
+            raise bad(key, "a string or null")
+    flags = d.get("flags", [])
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise bad("flags", "an array of strings")
+    return Repetition.from_dict(d)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
+    value = json_value(row, "repetitions")
+    if value is None and row["repetitions"] is None:  # stored before migration 0003: one repetition
+        return ()
+    if not isinstance(value, list):
+        raise Corrupt("repetitions", f"{_json_kind(value)}, not an array of objects")
+    return tuple(_repetition(i, d) for i, d in enumerate(value))
+
+
+def _flags(row: sqlite3.Row, record: dict[str, Any]) -> tuple[str, ...]:
+    if row["flags"] is not None:
+        return tuple(json_texts(row, "flags"))
+    # Stored before migration 0003: the flags the probe's record carries (checked by
+    # the records contract when it was stored; anything else is ignored, as then).
+    flags = record.get("flags", [])
+    return tuple(f for f in flags if isinstance(f, str)) if isinstance(flags, list) else ()
+
+
+def result(row: sqlite3.Row) -> BenchResult:
+    """A `results` row as a BenchResult."""
+    record = json_object(row, "record")
+    status = text(row, "status", choices=RESULT_STATUSES)
+    return BenchResult(
+        seq=integer(row, "seq", minimum=0),
+        bench=text(row, "bench"),
+        params=json_object(row, "params"),
+        status=status,
+        unit=text(row, "unit", null=status != "ok"),
+        reason=text(row, "reason", null=True),
+        summary=_summary(row) if status == "ok" else None,
+        batch=integer(row, "batch", null=True, minimum=1),
+        extra=json_object(row, "extra", null=True) or {},
+        counters=json_object(row, "counters", null=True) or None,
+        record=record,
+        flags=_flags(row, record),
+        repetitions=_repetitions(row),
+    )
+
+
+def samples(blob: Any) -> FloatArray:
+    """A samples blob: zlib-compressed little-endian float64, every value finite
+    and within the records' limits (what stats and the figures take)."""
+    if not isinstance(blob, bytes):
+        raise Corrupt("samples", f"{_sql_kind(blob)}, not a blob")
+    try:
+        values = decode_samples(blob)
+    except (zlib.error, ValueError) as e:  # not zlib; a length that is not a multiple of 8
+        raise Corrupt("samples", f"not readable samples ({type(e).__name__}: {e})") from None
+    if values.size == 0:
+        raise Corrupt("samples", "not readable samples (no values)")
+    bad = np.flatnonzero(~(np.abs(values) <= MAX_MAGNITUDE))
+    if bad.size:
+        raise Corrupt("samples", f"not readable samples (value {int(bad[0])} is {values[bad[0]]!r}, "
+                                 f"not a finite number within +-{MAX_MAGNITUDE:g})")
+    return values
