@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import math
 import os
 import shutil
@@ -99,7 +100,19 @@ def test_samples_codec_is_little_endian_float64() -> None:
     values = [1.5, -2.25, 1e300]
     blob = encode_samples(values)
     assert np.frombuffer(__import__("zlib").decompress(blob), dtype="<f8").tolist() == values
-    assert decode_samples(blob).tolist() == values
+    assert decode_samples(blob, 3).tolist() == values
+
+
+def test_a_samples_blob_is_not_decompressed_past_its_result_n() -> None:
+    """A damaged (or hostile) blob that expands far beyond its result's n is
+    refused after n values, not decompressed whole into memory."""
+    import zlib
+
+    bomb = zlib.compress(bytes(8 << 20))  # 1 Mi zeros as float64, about 8 KiB compressed
+    with pytest.raises(ValueError, match="more than the 10 values its result holds"):
+        decode_samples(bomb, 10)
+    with pytest.raises(zlib.error):
+        decode_samples(zlib.compress(bytes(80))[:-4], 10)  # cut short
 
 
 def test_migrations_are_recorded(store_path: Path) -> None:
@@ -328,11 +341,28 @@ def test_wrong_type_or_shape_is_a_store_error(cli, store_path: Path, tmp_path: P
         assert "Traceback" not in r.err
 
 
+def test_runs_lists_the_runs_that_can_be_read_and_names_the_damaged(cli, store_path: Path) -> None:
+    """What the damaged-store message promises: `osmeter runs` still lists the others."""
+    first = import_fixture(store_path)
+    assert cli("import", "--again", str(DATA / "run_x86_64.jsonl")).code == 0
+    _damage(store_path, f"UPDATE runs SET machine = '[1,2]' WHERE id = {first}")
+    r = cli("runs")
+    assert r.code == EXIT_STORE
+    listed = [line.split()[0] for line in r.out.splitlines()[2:]]
+    assert listed == [str(first + 1)], r.out
+    assert f"is damaged: run {first}, column 'machine' is" in r.err and "lists the runs that can still be read" in r.err
+    j = cli("runs", "--json")
+    assert j.code == EXIT_STORE and [x["id"] for x in json.loads(j.out)["runs"]] == [first + 1]
+    _damage(store_path, f"UPDATE runs SET machine = '[1,2]' WHERE id = {first + 1}")
+    r = cli("runs")
+    assert r.code == EXIT_STORE and "no runs" not in r.out and r.err.count("is damaged") == 2
+
+
 @pytest.mark.parametrize(
     "blob",
     [b"not zlib", b"", zlib.compress(b"12345"), encode_samples([1.0, math.inf]), encode_samples([math.nan]),
-     encode_samples([1e300]), zlib.compress(b"")],
-    ids=["garbage", "empty", "odd-size", "infinite", "nan", "huge", "no-values"],
+     encode_samples([1e300]), zlib.compress(b""), zlib.compress(bytes(8 << 20))],
+    ids=["garbage", "empty", "odd-size", "infinite", "nan", "huge", "no-values", "expands-past-n"],
 )
 def test_corrupt_samples_blob_is_a_store_error(store_path: Path, blob: bytes) -> None:
     run_id = import_fixture(store_path)

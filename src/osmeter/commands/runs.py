@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .. import textsafe
-from ..errors import NotFoundError
+from ..errors import EXIT_STORE, NotFoundError, StoreError
 from ..model import RunInfo
 from ..report.table import render_table
 from ..store import open_store, resolve_location
@@ -74,16 +74,19 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(location, create=False)
     except NotFoundError:
         runs: list[RunInfo] = []
+        damaged: list[StoreError] = []
     else:
         try:
-            runs = store.runs()
+            runs, damaged = store.readable_runs()
         finally:
             store.close()
     if args.json:
         doc = {"osmeter_runs": RUNS_SCHEMA, "runs": [run_summary(r) for r in runs]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    elif not runs:
+    elif not runs and not damaged:
         sys.stdout.write(f"no runs in {location} yet: `osmeter run` makes one\n")
-    else:
+    elif runs:
         sys.stdout.write(render_runs(runs))
-    return 0
+    for e in damaged:  # after the list, so the runs that can be read are seen; the exit code says it all
+        textsafe.say("error", e.message)
+    return EXIT_STORE if damaged else 0

@@ -7,10 +7,11 @@ from typing import ContextManager, Protocol, Sequence
 
 import numpy as np
 
+from ..errors import StoreError
 from ..model import BenchResult, NewRun, RunInfo
 from ..stats import FloatArray
 
-SAMPLES_DTYPE = "<f8"  # little-endian float64, whatever the host's byte order
+SAMPLES_DTYPE = np.dtype("<f8")  # little-endian float64, whatever the host's byte order
 
 
 def encode_samples(values: Sequence[float] | FloatArray) -> bytes:
@@ -18,8 +19,17 @@ def encode_samples(values: Sequence[float] | FloatArray) -> bytes:
     return zlib.compress(np.asarray(values, dtype=SAMPLES_DTYPE).tobytes())
 
 
-def decode_samples(blob: bytes) -> FloatArray:
-    return np.frombuffer(zlib.decompress(blob), dtype=SAMPLES_DTYPE).astype(np.float64)
+def decode_samples(blob: bytes, max_values: int) -> FloatArray:
+    """The samples of a blob, refusing one that expands to more than
+    max_values (a damaged or hostile blob must not fill the memory):
+    ValueError or zlib.error."""
+    d = zlib.decompressobj()
+    data = d.decompress(blob, max_values * SAMPLES_DTYPE.itemsize + 1)
+    if len(data) > max_values * SAMPLES_DTYPE.itemsize:
+        raise ValueError(f"it expands to more than the {max_values} values its result holds")
+    if not d.eof:
+        raise zlib.error("incomplete or truncated stream")
+    return np.frombuffer(data, dtype=SAMPLES_DTYPE).astype(np.float64)
 
 
 class Store(Protocol):
@@ -45,6 +55,8 @@ class Store(Protocol):
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None: ...
 
     def runs(self) -> list[RunInfo]: ...
+
+    def readable_runs(self) -> tuple[list[RunInfo], list[StoreError]]: ...
 
     def run(self, ref: str) -> RunInfo: ...
 

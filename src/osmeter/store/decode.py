@@ -271,13 +271,18 @@ def result(row: sqlite3.Row) -> BenchResult:
     )
 
 
-def samples(blob: Any) -> FloatArray:
+MAX_STORED_SAMPLES = 1 << 27  # 1 GiB of float64: the cap when a result's n cannot say
+
+
+def samples(blob: Any, n: Any) -> FloatArray:
     """A samples blob: zlib-compressed little-endian float64, every value finite
-    and within the records' limits (what stats and the figures take)."""
+    and within the records' limits (what stats and the figures take), and no
+    more values than the result's `n` (decompression stops there)."""
     if not isinstance(blob, bytes):
         raise Corrupt("samples", f"{_sql_kind(blob)}, not a blob")
+    cap = n if _is_int(n) and 0 < n <= MAX_STORED_SAMPLES else MAX_STORED_SAMPLES
     try:
-        values = decode_samples(blob)
+        values = decode_samples(blob, cap)
     except (zlib.error, ValueError) as e:  # not zlib; a length that is not a multiple of 8
         raise Corrupt("samples", f"not readable samples ({type(e).__name__}: {e})") from None
     if values.size == 0:

@@ -93,7 +93,8 @@ def _file_kind(path: Path) -> str | None:
 def _corrupt(path: Path, run_id: Any, e: Corrupt, seq: Any = None) -> StoreError:
     what = f"run {run_id}" + ("" if seq is None else f", result {seq}" if isinstance(seq, int) else ", a result")
     return StoreError(f"the store {path} is damaged: {what}, column '{e.column}' is {e.why}; "
-                      f"`osmeter runs` still lists the other runs; restore the store from a backup, or {_FIX}")
+                      f"`osmeter runs` lists the runs that can still be read; restore the store from a backup, or "
+                      f"{_FIX}")
 
 
 @dataclass(frozen=True)
@@ -398,6 +399,17 @@ class SQLiteStore:
     def runs(self) -> list[RunInfo]:
         return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
 
+    def readable_runs(self) -> tuple[list[RunInfo], list[StoreError]]:
+        """Every run that can be read, and why each other one cannot (`osmeter
+        runs` lists the first and names the second)."""
+        good, damaged = [], []
+        for row in self._read(self._RUNS_SQL + " ORDER BY runs.id"):
+            try:
+                good.append(self._run_from_row(row))
+            except StoreError as e:
+                damaged.append(e)
+        return good, damaged
+
     def run(self, ref: str) -> RunInfo:
         """A run by id or `latest`."""
         if ref == "latest":
@@ -432,10 +444,10 @@ class SQLiteStore:
         return out
 
     def samples(self, run_id: int, seq: int) -> FloatArray | None:
-        rows = self._read("SELECT samples FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
+        rows = self._read("SELECT samples, n FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
         if not rows or rows[0]["samples"] is None:
             return None
         try:
-            return decode.samples(rows[0]["samples"])
+            return decode.samples(rows[0]["samples"], rows[0]["n"])
         except Corrupt as e:
             raise _corrupt(self.path, run_id, e, seq) from None
