@@ -35,12 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _not_utf8(argv: Sequence[str]) -> str | None:
-    """The message for the first argument that is not UTF-8, if any.
+    """The message for the first argument that is not UTF-8 text, if any.
 
     Python hands undecodable bytes over as lone surrogates (surrogateescape);
     they cannot be stored, printed or passed on as text, so they are refused
-    before anything runs."""
+    before anything runs. So is a NUL, which no path or name may hold (an
+    argument from exec() cannot; one from a caller of main() can)."""
     for i, arg in enumerate(argv, 1):
+        if "\0" in arg:
+            return f"argument {i} ({arg!r}) holds a NUL character, which no path or name may hold"
         try:
             arg.encode("utf-8")
         except UnicodeEncodeError:

@@ -270,6 +270,17 @@ def test_non_utf8_arguments_are_a_usage_error(cli, store_path: Path, args: list[
     assert not store_path.exists()
 
 
+@pytest.mark.parametrize("args", [["runs", "--store", "\x00"], ["export", "1", "-o", "\x00"],
+                                  ["report", "1", "-o", "a\x00.html"], ["import", "x\x00.jsonl"]])
+def test_a_nul_in_an_argument_is_a_usage_error(cli, store_path: Path, args: list[str]) -> None:
+    """What the CI fuzz found (os.stat raises ValueError on a NUL): refused
+    once, in cli.main, before any path reaches the file system."""
+    r = cli(*args)
+    assert r.code == errors.EXIT_USAGE, r.err
+    assert "holds a NUL character" in r.err and "Traceback" not in r.err
+    assert not store_path.exists()
+
+
 def test_non_utf8_label_given_for_real(fake_probe: FakeProbe, store_path: Path) -> None:
     import subprocess
 
