@@ -149,6 +149,23 @@ class Outcome:
     err: str
 
 
+def invoke_main(*args: str) -> tuple[int, str, str]:
+    """`osmeter ARGS` in this process without a fixture (for Hypothesis
+    tests, which cannot take function-scoped ones): exit code, stdout, stderr."""
+    import contextlib
+    import io
+
+    from osmeter.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:  # argparse
+            code = int(e.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Outcome]:
     """Run `osmeter ARGS` in this process; returns exit code, stdout, stderr."""

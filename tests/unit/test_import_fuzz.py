@@ -10,8 +10,6 @@ import but breaks a later command is found too. The default run is bounded
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 from pathlib import Path
@@ -23,10 +21,9 @@ from .. import hypothesis_home  # noqa: F401  (before hypothesis: its caches go 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osmeter.cli import main
 from osmeter.errors import EXIT_IMPORT, EXIT_OK
 
-from ..conftest import DATA
+from ..conftest import DATA, invoke_main
 
 SLOW = os.environ.get("OSMETER_TEST_SLOW") == "1"
 FUZZ_EXAMPLES = 2000 if SLOW else 150
@@ -112,16 +109,6 @@ def probe_files(draw: Any) -> bytes:
     return data + b"\n" if draw(st.booleans()) else data
 
 
-def invoke(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as e:  # argparse
-            code = int(e.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
 FUZZ_SETTINGS = settings(
     max_examples=FUZZ_EXAMPLES,
     deadline=None,
@@ -138,7 +125,7 @@ def test_import_of_mutated_files(tmp_path: Path, data: bytes, allow_incomplete: 
     path.write_bytes(data)
     store = str(tmp_path / "fuzz.db")
     flags = ["--allow-incomplete"] if allow_incomplete else []
-    code, out, err = invoke("import", "--again", "--store", store, *flags, str(path))
+    code, out, err = invoke_main("import", "--again", "--store", store, *flags, str(path))
     counted["import"] += 1
     assert code in (EXIT_OK, EXIT_IMPORT), err
     assert "Traceback" not in err
@@ -149,7 +136,7 @@ def test_import_of_mutated_files(tmp_path: Path, data: bytes, allow_incomplete: 
     run_id = out.split(" as run ", 1)[1].split(" ", 1)[0]
     for args in (["show", run_id], ["show", run_id, "--json"], ["export", run_id, "--format", "csv"],
                  ["export", run_id, "--format", "json"]):
-        code, _, err = invoke(*args, "--store", store)
+        code, _, err = invoke_main(*args, "--store", store)
         assert code == EXIT_OK, (args, err)
 
 

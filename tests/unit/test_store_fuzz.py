@@ -24,8 +24,6 @@ warnings.py; a thousand random examples rarely hit that one key).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -42,11 +40,10 @@ from .. import hypothesis_home  # noqa: F401  (before hypothesis: its caches go 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osmeter.cli import main
 from osmeter.errors import EXIT_NOT_FOUND, EXIT_OK, EXIT_STORE
 from osmeter.store import open_store
 
-from ..conftest import import_fixture
+from ..conftest import import_fixture, invoke_main
 
 SLOW = os.environ.get("OSMETER_TEST_SLOW") == "1"
 FUZZ_EXAMPLES = 1000 if SLOW else 100
@@ -139,16 +136,6 @@ def sql_values(good: Any) -> st.SearchStrategy[tuple[str, Any]]:
     return st.one_of(strategies)
 
 
-def invoke(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as e:  # argparse
-            code = int(e.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     """A store with the fixture run imported twice, each first result with counters."""
@@ -188,7 +175,7 @@ def check_commands(path: Path, first: int, second: int, damaged: tuple[str, str]
     allowed = (EXIT_OK, EXIT_STORE, EXIT_NOT_FOUND) if damaged == ("runs", "id") else (EXIT_OK, EXIT_STORE)
     codes = set()
     for args in commands(first, second, out):
-        code, _, err = invoke(*args, "--store", str(path))
+        code, _, err = invoke_main(*args, "--store", str(path))
         codes.add(code)
         assert "Traceback" not in err, (args, err)
         assert code in allowed, (args, code, err)
