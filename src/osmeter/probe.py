@@ -325,14 +325,24 @@ def make_locked_tmpdir() -> tuple[str, int]:
     """A new `$TMPDIR/osmeter-run.XXXXXX` for one probe, and an flock on the
     lock file inside it, held (close-on-exec, so not by the probe) until
     the directory is removed. If osmeter is SIGKILLed the kernel drops the
-    lock, and the next osmeter's remove_stale_tmpdirs() removes the rest."""
+    lock, and the next osmeter's remove_stale_tmpdirs() removes the rest.
+
+    The lock file is locked under another name and then renamed into place
+    (the lock goes with the file): a checker that finds TMPDIR_LOCK always
+    finds it held, never in the moment between its creation and its lock,
+    when it would take the lock itself and remove a directory in use."""
     tmpdir = tempfile.mkdtemp(prefix=TMPDIR_PREFIX)
+    fd = None
     try:
-        fd = os.open(os.path.join(tmpdir, TMPDIR_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        making = os.path.join(tmpdir, TMPDIR_LOCK + ".new")  # a name no checker opens
+        fd = os.open(making, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a file only we know of: cannot be held
+        os.rename(making, os.path.join(tmpdir, TMPDIR_LOCK))
     except OSError:
+        if fd is not None:
+            os.close(fd)
         shutil.rmtree(tmpdir, ignore_errors=True)
         raise
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a directory only we know of: cannot be held
     return tmpdir, fd
 
 

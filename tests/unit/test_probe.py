@@ -88,3 +88,35 @@ def test_close_stops_a_probe_still_running() -> None:
     with probe.ProbeProcess.start([sys.executable, "-c", "import time; time.sleep(300)"]) as proc:
         pass
     assert proc.returncode is not None and proc.returncode < 0
+
+
+def test_a_directory_being_made_is_never_taken_for_a_dead_ones(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    """Two osmeters starting at once: the other one's remove_stale_tmpdirs()
+    runs just before this one locks its new directory. The lock file it
+    looks for must not exist unlocked in that moment, or it takes the lock,
+    calls the directory dead and removes it (seen as a flaky e2e test)."""
+    import fcntl
+    import tempfile
+
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    real_flock = fcntl.flock
+    rival: list[list[str]] = []
+
+    def flock_after_a_rival(fd: int, op: int) -> None:
+        if not rival:
+            rival.append([])  # first: the rival's own flock calls pass straight through
+            rival[0] = probe.remove_stale_tmpdirs(str(root))
+        real_flock(fd, op)
+
+    monkeypatch.setattr(probe.fcntl, "flock", flock_after_a_rival)
+    tmpdir, fd = probe.make_locked_tmpdir()
+    try:
+        assert rival == [[]], "the rival removed a directory in use"
+        assert os.path.isdir(tmpdir)
+        assert probe.remove_stale_tmpdirs(str(root)) == []  # held: alive
+    finally:
+        probe._remove_locked_tmpdir(tmpdir, fd)
+    assert list(root.iterdir()) == []
