@@ -95,17 +95,21 @@ class FakeProbe:
         """Live (not zombie) fake probes of this test and their children.
 
         osmeter carries the marker too (it passes its environment on), so
-        the command line tells the probe and its child from it.
+        the command line tells the probe and its child from it. A process
+        with its parent's command line is not another probe but a fork of
+        the interpreter's wrapper on its way to exec (pyenv's bash shim
+        does this), and is not counted.
         """
-        found = []
+        seen: dict[int, tuple[bytes, int]] = {}  # pid: (command line, parent pid)
         for pid in marked_processes(f"FAKE_PROBE_MARKER={self.marker}"):
             try:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
+                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
             if b"fake_probe.py" in cmdline or b"fake-probe-child" in cmdline:
-                found.append(pid)
-        return found
+                seen[pid] = (cmdline, ppid)
+        return [pid for pid, (cmdline, ppid) in seen.items() if seen.get(ppid, (None,))[0] != cmdline]
 
 
 def marked_processes(needle: str) -> list[int]:
