@@ -149,8 +149,11 @@ static int start_remote(struct osm_ctx *ctx, struct net_peer *np, const char *sp
 	st = read_token(ctx, tok, sizeof(tok));
 	if (st != OSM_OK)
 		return st;
-	if (osm_peer_open(&np->p, spec, tok, np->family, -1, err, sizeof(err)))
-		return osm_fail(ctx, OSM_ERROR, "peer %s: %s", spec, err);
+	if (osm_peer_open(&np->p, spec, tok, np->family, -1, err, sizeof(err))) {
+		if (!strncmp(err, "peer", 4)) /* it names the peer already */
+			return osm_fail(ctx, OSM_ERROR, "%s", err);
+		return osm_fail(ctx, OSM_ERROR, "peer=%s: %s", spec, err);
+	}
 	np->open = 1;
 	if (np->p.addr.ss_family != np->family) /* a name that resolved otherwise the second time */
 		return osm_fail(ctx, OSM_ERROR, "peer=%s resolved to an %s address, family=%s", spec,
@@ -271,8 +274,8 @@ int net_session(struct osm_ctx *ctx, struct net_peer *np, const char *service, c
 		nanosleep(&ts, NULL);
 	}
 	if (fd < 0) {
-		osm_fail(ctx, OSM_ERROR, "peer %s: %s session: %s (after %llu %s)", np->addr, service,
-			 err[0] ? err : "failed", (unsigned long long)np->done, np->what);
+		osm_fail(ctx, OSM_ERROR, "%s session with peer %s after %llu %s: %s", service, np->addr,
+			 (unsigned long long)np->done, np->what, err[0] ? err : "failed");
 		return -1;
 	}
 	if (net_timeouts(fd, NET_IO_TIMEOUT_S * 1000)) {
@@ -397,7 +400,7 @@ static const struct osm_param bw_params[] = {
 	 .help = "send: the probe streams to the peer's sink; recv: the peer's source streams to the probe"},
 	{.name = "write_size", .type = OSM_P_SIZE, .def = 128 << 10, .min = 1 << 10, .max = 16 << 20,
 	 .help = "bytes per send() (send) or recv() and per chunk of the peer's source (recv)"},
-	{.name = "duration", .type = OSM_P_INT, .def = 200, .min = 10, .max = 60000,
+	{.name = "duration", .type = OSM_P_INT, .def = 100, .min = 10, .max = 60000,
 	 .help = "milliseconds of measured streaming per sample (each sample: its own connection)"},
 	{0},
 };

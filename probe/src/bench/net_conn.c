@@ -9,7 +9,14 @@
  * a FIN close would leave one TIME_WAIT socket per connect on the probe's
  * side for 60 s and use up the ephemeral ports (28 232 by default) within
  * a second at loopback rates. The peer takes a connection that closes
- * without a hello as exactly that.
+ * without a hello as exactly that. The peer's listen queue holds 128
+ * connections; at loopback rates the probe can connect faster than the
+ * peer accepts and drops them, and a full queue drops the next SYN: that
+ * connect would then take the 1 s SYN retransmission. So after every
+ * SYNC_EVERY connects the probe opens one close session, untimed, and
+ * waits for its answer: the peer has then accepted everything before it.
+ * Connects whose SYN was retransmitted anyway are counted
+ * (extra.syn_retransmits, TCP_INFO) and kept: they are connects too.
  *
  * net.tcp_close: per operation, a close session (untimed: connect, hello,
  * answer), then one of
@@ -26,6 +33,7 @@
  *    The peer's side ends in TIME_WAIT. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,9 +43,14 @@
 #include "../clock.h"
 #include "net.h"
 
+/* tcp_connect: connects between two sessions with the peer (see above). */
+#define SYNC_EVERY 32
+
 struct conn_state {
 	struct net_peer np;
 	int passive;            /* tcp_close side=passive */
+	unsigned since_sync;    /* tcp_connect: connects since the last session */
+	uint64_t syn_retrans;   /* tcp_connect: connects whose SYN went out again */
 	struct net_vals a, b;   /* per sampled operation: the extras' parts */
 	const char *a_key, *b_key;
 };
@@ -47,6 +60,8 @@ void net_conn_teardown(struct osm_ctx *ctx)
 	struct conn_state *s = ctx->priv;
 	if (!s)
 		return;
+	if (!s->a_key && s->np.done)
+		osm_add_extra(ctx, "syn_retransmits", (double)s->syn_retrans);
 	if (s->a.n)
 		osm_add_extra(ctx, s->a_key, net_vals_median(&s->a));
 	if (s->b.n)
@@ -72,21 +87,38 @@ static int conn_setup(struct osm_ctx *ctx, const char *what)
 
 /* ---- net.tcp_connect -------------------------------------------------- */
 
+/* A close session, opened and closed: its answer means the peer has
+ * accepted every connection queued before it (the accept queue is FIFO). */
+static int sync_peer(struct osm_ctx *ctx, struct conn_state *s)
+{
+	char answer[OSM_PEER_HELLO_MAX];
+	int fd = net_session(ctx, &s->np, "close", "", answer, sizeof(answer));
+	if (fd < 0)
+		return OSM_ERROR;
+	close(fd);
+	s->since_sync = 0;
+	return OSM_OK;
+}
+
 int net_connect_setup(struct osm_ctx *ctx)
 {
 	int st = conn_setup(ctx, "connects");
 	if (st != OSM_OK)
 		return st;
-	/* The path MTU (and a first check that the peer is there): a session. */
-	struct conn_state *s = ctx->priv;
-	char answer[OSM_PEER_HELLO_MAX];
-	int fd = net_session(ctx, &s->np, "close", "", answer, sizeof(answer));
-	if (fd < 0) {
+	/* The path MTU, and a first check that the peer is there. */
+	st = sync_peer(ctx, ctx->priv);
+	if (st != OSM_OK)
 		net_conn_teardown(ctx);
-		return OSM_ERROR;
-	}
-	close(fd);
-	return OSM_OK;
+	return st;
+}
+
+/* Whether the connection's SYN was sent more than once (TCP_INFO). */
+static int syn_resent(int fd)
+{
+	struct tcp_info ti;
+	socklen_t tl = sizeof(ti);
+	memset(&ti, 0, sizeof(ti));
+	return !getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) && ti.tcpi_total_retrans > 0;
 }
 
 /* A socket to connect: timeouts (connect obeys SO_SNDTIMEO) and SO_LINGER 0. */
@@ -109,6 +141,8 @@ int net_connect_run(struct osm_ctx *ctx, uint64_t batch)
 	struct conn_state *s = ctx->priv;
 	double total = 0;
 	for (uint64_t i = 0; i < batch; i++) {
+		if (s->since_sync >= SYNC_EVERY && sync_peer(ctx, s) != OSM_OK)
+			return OSM_ERROR;
 		int fd = fresh_socket(ctx, &s->np);
 		if (fd < 0)
 			return OSM_ERROR;
@@ -116,7 +150,10 @@ int net_connect_run(struct osm_ctx *ctx, uint64_t batch)
 		int r = connect(fd, (const struct sockaddr *)&s->np.p.addr, s->np.p.addr_len);
 		uint64_t t1 = osm_clock_stop();
 		int e = errno;
+		if (!r && ctx->counting && syn_resent(fd))
+			s->syn_retrans++;
 		close(fd);
+		s->since_sync++;
 		if (r) {
 			errno = e;
 			if (e == EADDRNOTAVAIL)
