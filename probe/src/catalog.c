@@ -220,9 +220,8 @@ int osm_instance_apply(struct osm_instance *in, const char *assignments, char *e
 	return r;
 }
 
-/* The instances of one sweep string (NULL: the defaults). */
-static int sweep_of(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
-		    struct osm_instance **out)
+int osm_cat_sweep_of(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
+		     struct osm_instance **out)
 {
 	int n = 1;
 	for (const char *p = sweep; p && *p; p++)
@@ -258,7 +257,7 @@ static int sweep_of(const struct osm_family *f, const struct osm_bench *b, const
 int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
 			struct osm_instance **out)
 {
-	return sweep_of(f, b, b->sweep, out);
+	return osm_cat_sweep_of(f, b, b->sweep, out);
 }
 
 static const struct osm_family *family_named(const char *name, size_t len)
@@ -343,7 +342,7 @@ int osm_suite_instances(unsigned bit, struct osm_instance **out)
 				continue;
 			struct osm_instance *s;
 			const char *sw = bit == OSM_SUITE_FULL && b->sweep_full ? b->sweep_full : b->sweep;
-			int m = sweep_of(f, b, sw, &s);
+			int m = osm_cat_sweep_of(f, b, sw, &s);
 			if (m < 0) {
 				free(all);
 				return -1;
@@ -371,7 +370,7 @@ static int bad_sweep(const struct osm_family *f, const struct osm_bench *b, cons
 	if (!sweep)
 		return 0;
 	struct osm_instance *s;
-	int m = sweep_of(f, b, sweep, &s);
+	int m = osm_cat_sweep_of(f, b, sweep, &s);
 	if (m < 0) {
 		snprintf(err, len, "%s: bad sweep '%s'", name, sweep);
 		return 1;
