@@ -419,46 +419,44 @@ def udp_session_pid(probe_pid: int, timeout: float = 10) -> int:
     raise AssertionError("no session process")
 
 
-def test_udp_losses_are_counted_not_timed(probe):
-    """The session stopped for 1.5 s: the datagrams of that time get no
-    answer within 1 s (lost), then late answers (stale); the figure stays a
-    round trip's, and the run ends ok."""
-    p = subprocess.Popen([probe, "run", "net.udp_rtt", "--min-time", "4", "--max-time", "6", "--max-samples",
-                          "10000000", "--quiet"],
+def stop_the_udp_session(probe: str, seconds: float | None, *budget: str) -> tuple[int, list[dict], str]:
+    """Runs net.udp_rtt and stops its session process (SIGSTOP) for `seconds`
+    (None: for good) while it measures. The exit code, records, stderr."""
+    p = subprocess.Popen([probe, "run", "net.udp_rtt", *budget, "--quiet"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         sess = udp_session_pid(p.pid)
         time.sleep(0.5)
         os.kill(sess, signal.SIGSTOP)
-        time.sleep(1.5)
-        os.kill(sess, signal.SIGCONT)
+        if seconds is not None:
+            time.sleep(seconds)
+            os.kill(sess, signal.SIGCONT)
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
             p.communicate()
-    assert p.returncode == 0, err
-    res = next(json.loads(x) for x in out.splitlines() if json.loads(x)["type"] == "result")
+    return p.returncode, [json.loads(x) for x in out.splitlines()], err
+
+
+def test_udp_losses_are_counted_not_timed(probe):
+    """The session stopped for 1.5 s: the datagrams of that time get no
+    answer within 1 s (lost), then late answers (stale); the figure stays a
+    round trip's, and the run ends ok."""
+    rc, recs, err = stop_the_udp_session(probe, 1.5, "--min-time", "4", "--max-time", "6",
+                                         "--max-samples", "10000000")
+    assert rc == 0, err
+    res = next(x for x in recs if x["type"] == "result")
     assert res["extra"]["lost"] >= 1 and res["extra"]["loss_fraction"] > 0, res["extra"]
-    samples = next(json.loads(x) for x in out.splitlines() if json.loads(x)["type"] == "samples")
+    samples = next(x for x in recs if x["type"] == "samples")
     assert max(samples["values"]) < 500_000_000  # no 1 s wait in any sample
     assert res["median"] < 10_000_000
 
 
 def test_too_many_udp_losses_are_an_error(probe):
-    p = subprocess.Popen([probe, "run", "net.udp_rtt", "--min-time", "20", "--max-time", "20", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        sess = udp_session_pid(p.pid)
-        time.sleep(0.5)
-        os.kill(sess, signal.SIGSTOP)
-        out, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    assert p.returncode == 1, err
-    error = next(json.loads(x) for x in out.splitlines() if json.loads(x)["type"] == "error")
+    rc, recs, err = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20")
+    assert rc == 1, err
+    error = next(x for x in recs if x["type"] == "error")
     assert "datagrams lost (5 in a row; no answer within 1000 ms)" in error["message"], error
 
 

@@ -123,8 +123,9 @@ struct net_dgram {
  * Too many losses (5 in a row, or over 1 % of at least 500 attempts) are an
  * error with the counts. ctx->self_ns is the answered round trips' time. */
 int net_dgram_run(struct osm_ctx *ctx, struct net_peer *np, struct net_dgram *d, uint64_t batch);
-/* extra.lost, extra.loss_fraction. */
-void net_dgram_extras(struct osm_ctx *ctx, const struct net_dgram *d);
+/* Teardown: extra.lost, extra.loss_fraction and extra.stale (once round
+ * trips were tried), the socket closed, the buffers freed. */
+void net_dgram_end(struct osm_ctx *ctx, struct net_dgram *d);
 
 /* The benchmarks, by file. */
 int net_tcp_rtt_setup(struct osm_ctx *ctx);

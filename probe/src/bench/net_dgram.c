@@ -103,11 +103,19 @@ int net_dgram_run(struct osm_ctx *ctx, struct net_peer *np, struct net_dgram *d,
 	return OSM_OK;
 }
 
-void net_dgram_extras(struct osm_ctx *ctx, const struct net_dgram *d)
+void net_dgram_end(struct osm_ctx *ctx, struct net_dgram *d)
 {
-	osm_add_extra(ctx, "lost", (double)d->lost);
-	osm_add_extra(ctx, "loss_fraction", d->attempts ? (double)d->lost / (double)d->attempts : 0);
-	osm_add_extra(ctx, "stale", (double)d->stale);
+	if (d->attempts) {
+		osm_add_extra(ctx, "lost", (double)d->lost);
+		osm_add_extra(ctx, "loss_fraction", (double)d->lost / (double)d->attempts);
+		osm_add_extra(ctx, "stale", (double)d->stale);
+	}
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+	free(d->tx);
+	free(d->rx);
+	d->tx = d->rx = NULL;
 }
 
 /* ---- net.udp_rtt ------------------------------------------------------ */
@@ -154,15 +162,10 @@ void net_udp_rtt_teardown(struct osm_ctx *ctx)
 	struct udp_rtt *s = ctx->priv;
 	if (!s)
 		return;
-	if (s->d.attempts)
-		net_dgram_extras(ctx, &s->d);
-	if (s->d.fd >= 0)
-		close(s->d.fd);
+	net_dgram_end(ctx, &s->d);
 	if (s->ctrl >= 0)
 		close(s->ctrl);
 	net_peer_stop(&s->np);
-	free(s->d.tx);
-	free(s->d.rx);
 	free(s);
 	ctx->priv = NULL;
 }

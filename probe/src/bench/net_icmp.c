@@ -183,12 +183,7 @@ void net_icmp_teardown(struct osm_ctx *ctx)
 	struct icmp_state *s = ctx->priv;
 	if (!s)
 		return;
-	if (s->d.attempts)
-		net_dgram_extras(ctx, &s->d);
-	if (s->d.fd >= 0)
-		close(s->d.fd);
-	free(s->d.tx);
-	free(s->d.rx);
+	net_dgram_end(ctx, &s->d);
 	free(s);
 	ctx->priv = NULL;
 }
