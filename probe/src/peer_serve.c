@@ -26,6 +26,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "parse.h"
 #include "peer_int.h"
 #include "procs.h"
 
@@ -347,9 +348,11 @@ static int listen_on(struct server *sv, char *err, size_t errlen)
 		(void)w;
 		close(cfg->ready_fd);
 	} else {
-		osm_info("peer: listening on %s (%s; up to %d sessions of %g s and %llu bytes each)", sv->where,
+		char bytes[32];
+		osm_format_size((int64_t)cfg->lim.session_bytes, bytes, sizeof(bytes));
+		osm_info("peer: listening on %s (%s; up to %d sessions of %g s and %s each)", sv->where,
 			 cfg->token[0] ? "token required" : "no token: loopback only", cfg->lim.max_sessions,
-			 cfg->lim.session_s, (unsigned long long)cfg->lim.session_bytes);
+			 cfg->lim.session_s, bytes);
 	}
 	return 0;
 }
