@@ -260,7 +260,9 @@ static void test_own_peer(int family, int cpu)
 	int fd = osm_peer_connect(&p, err, sizeof(err));
 	ok(fd >= 0, "a bare connection: %s", fd < 0 ? err : "");
 	int mtu = fd >= 0 ? osm_peer_path_mtu(fd) : -1;
-	ok(mtu >= 1280, "path MTU %d", mtu);
+	/* qemu-user does not translate IP_MTU/IPV6_MTU: -1 there. */
+	int emulated = getenv("OSM_EMULATED") && !strcmp(getenv("OSM_EMULATED"), "1");
+	ok(mtu >= 1280 || (emulated && mtu == -1), "path MTU %d%s", mtu, emulated ? " (emulated)" : "");
 	if (fd >= 0)
 		close(fd);
 	pid_t pid = p.pid;

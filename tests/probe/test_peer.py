@@ -166,13 +166,34 @@ def test_session_byte_limit(probe):
 def test_max_sessions_busy(probe):
     with serving(probe, "--max-sessions", "2") as peer:
         held = [hello(peer.addr, "echo")[0] for _ in range(2)]
+        t0 = time.monotonic()
         s, ans = hello(peer.addr, "echo")
         s.close()
-        assert ans == "ERR busy"
+        assert ans == "ERR busy" and 0.4 < time.monotonic() - t0 < 3
+        # A hello that finds every session taken waits up to 0.5 s for one
+        # to end before it is refused.
+        waiting = socket.create_connection(peer.addr, timeout=10)
+        with waiting:
+            waiting.sendall(b"OSMPEER 1 echo\n")
+            time.sleep(0.1)
+            held.pop().close()
+            assert read_line(waiting).startswith("OK ")
         for h in held:
             h.close()
         assert wait_until(lambda: not peer.sessions())
         assert_serves(peer.addr)
+
+
+def test_short_sessions_back_to_back_are_never_busy(probe):
+    """What net.tcp_close does: a session, closed, the next at once. A
+    session that ended is reaped before a newcomer is called busy."""
+    with serving(probe, "--max-sessions", "1", "--quiet") as peer:
+        answers = []
+        for _ in range(300):
+            s, ans = hello(peer.addr, "close")
+            answers.append(ans)
+            s.close()
+        assert all(a.startswith("OK ") for a in answers), [a for a in answers if not a.startswith("OK ")][:3]
 
 
 # ---- abuse ----------------------------------------------------------------
