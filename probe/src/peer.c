@@ -5,12 +5,16 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "parse.h"
 #include "peer_int.h"
 
@@ -168,7 +172,7 @@ int osm_peer_parse_addr(const char *s, int allow_no_port, struct sockaddr_storag
 
 /* ---- tokens ---------------------------------------------------------- */
 
-int osm_peer_token_check(const char *t, size_t len, char *err, size_t errlen)
+int osm_peer_token_valid(const char *t, size_t len, char *err, size_t errlen)
 {
 	if (len == 0 || len > OSM_PEER_TOKEN_MAX) {
 		snprintf(err, errlen, "the token has %zu bytes; allowed: 1 to %d", len, OSM_PEER_TOKEN_MAX);
@@ -182,6 +186,58 @@ int osm_peer_token_check(const char *t, size_t len, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The first line of a token file. */
+static int read_token_file(const char *path, char *token, char *err, size_t errlen)
+{
+	char buf[4097], sh[OSM_SHOW_LEN], why[256];
+	osm_shorten(path, sh, sizeof(sh));
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "token file %s: %s", sh, fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "token file %s: %s", sh, strerror(errno));
+		return -1;
+	}
+	buf[n] = 0;
+	size_t len = strcspn(buf, "\r\n");
+	while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	if (osm_peer_token_valid(buf, len, why, sizeof(why))) {
+		snprintf(err, errlen, "token file %s: %s", sh, why);
+		return -1;
+	}
+	if (st.st_mode & 077)
+		osm_warn("token file %s may be read by other users (mode %03o): chmod 600 it", sh,
+			 (unsigned)(st.st_mode & 0777));
+	memcpy(token, buf, len);
+	token[len] = 0;
+	return 0;
+}
+
+int osm_peer_token_load(const char *path, char token[OSM_PEER_TOKEN_MAX + 1], char *err, size_t errlen)
+{
+	char why[256];
+	token[0] = 0;
+	if (path)
+		return read_token_file(path, token, err, errlen);
+	const char *env = getenv(OSM_PEER_TOKEN_ENV);
+	if (!env || !env[0])
+		return 0;
+	if (osm_peer_token_valid(env, strlen(env), why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", OSM_PEER_TOKEN_ENV, why);
+		return -1;
+	}
+	memcpy(token, env, strlen(env) + 1);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,24 +84,37 @@ int osm_peer_path_mtu(int fd)
 	return -1;
 }
 
-/* One line of the peer's answer, read byte by byte so that nothing after
- * it (a source's data) is taken; within the deadline. 0, or -1 with err. */
-static int read_answer(const struct osm_peer *p, int fd, char *line, size_t len, char *err, size_t errlen)
+static int64_t deadline_in(int seconds)
 {
-	int64_t deadline = osm_mono_ns() + (int64_t)OSM_PEER_CLIENT_TIMEOUT_S * 1000000000;
-	size_t n = 0;
+	return osm_mono_ns() + (int64_t)seconds * 1000000000;
+}
+
+/* 1 when fd is readable (or at EOF, or in error), 0 when the deadline
+ * (ns) has passed first. */
+static int readable_by(int fd, int64_t deadline)
+{
 	for (;;) {
 		int64_t left = deadline - osm_mono_ns();
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		int r = left > 0 ? poll(&pfd, 1, (int)(left / 1000000 + 1)) : 0;
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
+		if (r >= 0 || errno != EINTR)
+			return r != 0;
+	}
+}
+
+/* One line of the peer's answer, read byte by byte so that nothing after
+ * it (a source's data) is taken; within the deadline. 0, or -1 with err. */
+static int read_answer(const struct osm_peer *p, int fd, char *line, size_t len, char *err, size_t errlen)
+{
+	int64_t deadline = deadline_in(OSM_PEER_CLIENT_TIMEOUT_S);
+	size_t n = 0;
+	for (;;) {
+		if (!readable_by(fd, deadline)) {
 			snprintf(err, errlen, "peer %s did not answer the hello in %d s", p->where,
 				 OSM_PEER_CLIENT_TIMEOUT_S);
 			return -1;
 		}
-		ssize_t got = r < 0 ? -1 : recv(fd, line + n, 1, 0);
+		ssize_t got = recv(fd, line + n, 1, 0);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {
@@ -187,6 +201,11 @@ static void close_inherited(int keep)
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 	}
+#ifdef SYS_close_range
+	if ((keep == 3 || !syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u)) &&
+	    !syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u))
+		return;
+#endif
 	struct rlimit rl;
 	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (long)rl.rlim_cur : 65536;
 	for (long fd = 3; fd < max; fd++)
@@ -231,14 +250,9 @@ static int wait_ready(struct osm_peer *p, int rfd, char *err, size_t errlen)
 {
 	char line[512];
 	size_t n = 0;
-	int64_t deadline = osm_mono_ns() + (int64_t)OSM_PEER_CLIENT_TIMEOUT_S * 1000000000;
+	int64_t deadline = deadline_in(OSM_PEER_CLIENT_TIMEOUT_S);
 	while (n < sizeof(line) - 1) {
-		int64_t left = deadline - osm_mono_ns();
-		struct pollfd pfd = {.fd = rfd, .events = POLLIN};
-		int r = left > 0 ? poll(&pfd, 1, (int)(left / 1000000 + 1)) : 0;
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
+		if (!readable_by(rfd, deadline)) {
 			snprintf(err, errlen, "own peer did not report its port in %d s", OSM_PEER_CLIENT_TIMEOUT_S);
 			return -1;
 		}
@@ -327,7 +341,7 @@ int osm_peer_open(struct osm_peer *p, const char *spec, const char *token, int f
 	p->cleanup_handle = -1;
 	char why[300], addr[OSM_PEER_ADDR_LEN];
 	if (token && token[0]) {
-		if (osm_peer_token_check(token, strlen(token), why, sizeof(why))) {
+		if (osm_peer_token_valid(token, strlen(token), why, sizeof(why))) {
 			snprintf(err, errlen, "token: %s", why);
 			return -1;
 		}

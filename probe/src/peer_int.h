@@ -42,10 +42,6 @@ int osm_peer_parse_hello(const char *line, size_t len, const char *token, struct
  * OSM_PEER_TOKEN_MAX bytes and every byte is compared. */
 int osm_peer_token_equal(const char *want, const char *got, size_t glen);
 
-/* A token is 1 to OSM_PEER_TOKEN_MAX printable ASCII bytes, no space
- * (it travels as one word of the hello). 0, or -1 with the reason. */
-int osm_peer_token_check(const char *t, size_t len, char *err, size_t errlen);
-
 /* "127.0.0.1:7478", "[::1]:7478". */
 void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len);
 int osm_peer_port(const struct sockaddr *sa);

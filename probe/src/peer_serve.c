@@ -26,17 +26,22 @@
 
 #include "clock.h"
 #include "log.h"
+#include "parse.h"
 #include "peer_int.h"
 #include "procs.h"
 
 #define SESSION_GRACE_S 2.0   /* a session past its limits by this much is killed */
 #define ACCEPT_BURST 64       /* connections accepted per wake-up */
 #define ACCEPT_PAUSE_NS 100000000 /* out of descriptors: stop accepting this long */
+#define BUSY_WAIT_NS 500000000    /* a whole hello waits this long for a session to end, then "ERR busy" */
 
 struct pending {
 	int fd;
 	int64_t since;    /* accept time (ns): the oldest goes first */
 	size_t len;
+	int64_t busy_at;  /* > 0: a whole hello, waiting for a free session ("ERR busy" at this time) */
+	size_t line_len;  /* then: its line, and the bytes up to its '\n' */
+	size_t used;
 	char buf[OSM_PEER_HELLO_MAX];
 	char from[OSM_PEER_ADDR_LEN];
 };
@@ -126,6 +131,7 @@ static void accept_some(struct server *sv)
 		p->fd = fd;
 		p->since = osm_mono_ns();
 		p->len = 0;
+		p->busy_at = 0;
 		osm_peer_format_addr((struct sockaddr *)&ss, p->from, sizeof(p->from));
 	}
 }
@@ -173,20 +179,43 @@ static int fill_source(struct server *sv)
 	return 0;
 }
 
+static void reap(struct server *sv)
+{
+	int st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (int k = 0; k < sv->n_sess; k++) {
+			if (sv->sess[k].pid == pid) {
+				sv->sess[k] = sv->sess[--sv->n_sess];
+				break;
+			}
+		}
+		if (!sv->cfg->quiet && WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
+			osm_info("peer: session pid %ld died of signal %d", (long)pid, WTERMSIG(st));
+	}
+}
+
 /* A whole hello arrived in pending i: refuse it, or fork its session. */
 static void start_session(struct server *sv, int i, size_t line_len, size_t used)
 {
 	struct pending *p = &sv->pend[i];
 	struct osm_peer_hello h;
 	char why[400];
-	if (line_len && p->buf[line_len - 1] == '\r')
-		line_len--;
-	if (osm_peer_parse_hello(p->buf, line_len, sv->cfg->token, &h, why, sizeof(why))) {
+	size_t ll = line_len && p->buf[line_len - 1] == '\r' ? line_len - 1 : line_len;
+	if (osm_peer_parse_hello(p->buf, ll, sv->cfg->token, &h, why, sizeof(why))) {
 		refuse(sv, i, why);
 		return;
 	}
+	if (sv->n_sess >= sv->cfg->lim.max_sessions)
+		reap(sv); /* a session may have ended, its SIGCHLD not read yet */
 	if (sv->n_sess >= sv->cfg->lim.max_sessions) {
-		refuse(sv, i, "busy");
+		/* Full: wait a little for one to end (a client's previous
+		 * session may be closing right now), then refuse. */
+		if (!p->busy_at) {
+			p->busy_at = osm_mono_ns() + BUSY_WAIT_NS;
+			p->line_len = line_len;
+			p->used = used;
+		}
 		return;
 	}
 	if (h.service == OSM_PEER_SOURCE && fill_source(sv)) {
@@ -230,32 +259,32 @@ static void read_hello(struct server *sv, int i)
 		refuse(sv, i, "hello too long");
 }
 
-static void reap(struct server *sv)
+/* Hellos waiting for a free session get one, oldest first. */
+static void retry_waiting(struct server *sv)
 {
-	int st;
-	pid_t pid;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (int k = 0; k < sv->n_sess; k++) {
-			if (sv->sess[k].pid == pid) {
-				sv->sess[k] = sv->sess[--sv->n_sess];
-				break;
-			}
-		}
-		if (!sv->cfg->quiet && WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
-			osm_info("peer: session pid %ld died of signal %d", (long)pid, WTERMSIG(st));
+	while (sv->n_sess < sv->cfg->lim.max_sessions) {
+		int old = -1;
+		for (int i = 0; i < sv->n_pend; i++)
+			if (sv->pend[i].busy_at && (old < 0 || sv->pend[i].since < sv->pend[old].since))
+				old = i;
+		if (old < 0)
+			return;
+		start_session(sv, old, sv->pend[old].line_len, sv->pend[old].used);
 	}
 }
 
-/* Hello deadlines, session overstays; returns the poll timeout (ms). */
+/* Hello deadlines, busy waits, session overstays; returns the poll
+ * timeout (ms). */
 static int expire(struct server *sv)
 {
 	int64_t now = osm_mono_ns(), next = INT64_MAX;
 	int64_t hello_ns = secs_ns(sv->cfg->lim.hello_s);
 	for (int i = sv->n_pend - 1; i >= 0; i--) {
-		if (now >= sv->pend[i].since + hello_ns)
-			refuse(sv, i, "hello timeout");
-		else if (sv->pend[i].since + hello_ns < next)
-			next = sv->pend[i].since + hello_ns;
+		int64_t due = sv->pend[i].busy_at ? sv->pend[i].busy_at : sv->pend[i].since + hello_ns;
+		if (now >= due)
+			refuse(sv, i, sv->pend[i].busy_at ? "busy" : "hello timeout");
+		else if (due < next)
+			next = due;
 	}
 	for (int k = 0; k < sv->n_sess; k++) {
 		if (now >= sv->sess[k].kill_at) {
@@ -288,6 +317,7 @@ static int read_signals(struct server *sv)
 			stop = 1;
 	}
 	reap(sv); /* SIGCHLDs coalesce */
+	retry_waiting(sv);
 	return stop;
 }
 
@@ -298,8 +328,8 @@ static int loop(struct server *sv, struct pollfd *pfd)
 		int n = 0;
 		pfd[n++] = (struct pollfd){.fd = sv->sfd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = sv->accept_resume ? -1 : sv->lfd, .events = POLLIN};
-		for (int i = 0; i < sv->n_pend; i++)
-			pfd[n++] = (struct pollfd){.fd = sv->pend[i].fd, .events = POLLIN};
+		for (int i = 0; i < sv->n_pend; i++) /* a hello waiting for a session is not read on */
+			pfd[n++] = (struct pollfd){.fd = sv->pend[i].busy_at ? -1 : sv->pend[i].fd, .events = POLLIN};
 		int r = poll(pfd, (nfds_t)n, timeout);
 		if (r < 0 && errno != EINTR)
 			return -1;
@@ -347,9 +377,11 @@ static int listen_on(struct server *sv, char *err, size_t errlen)
 		(void)w;
 		close(cfg->ready_fd);
 	} else {
-		osm_info("peer: listening on %s (%s; up to %d sessions of %g s and %llu bytes each)", sv->where,
+		char bytes[32];
+		osm_format_size((int64_t)cfg->lim.session_bytes, bytes, sizeof(bytes));
+		osm_info("peer: listening on %s (%s; up to %d sessions of %g s and %s each)", sv->where,
 			 cfg->token[0] ? "token required" : "no token: loopback only", cfg->lim.max_sessions,
-			 cfg->lim.session_s, (unsigned long long)cfg->lim.session_bytes);
+			 cfg->lim.session_s, bytes);
 	}
 	return 0;
 }
