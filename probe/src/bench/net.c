@@ -59,34 +59,14 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 	snprintf(buf, len, "%s:%u", host, port);
 }
 
-/* The token: token_file's first line, else $OSMETER_PEER_TOKEN, else "". */
-static int read_token(struct osm_ctx *ctx, char *tok, size_t len)
+/* The token: token_file's first line, else $OSMETER_PEER_TOKEN, else ""
+ * (osm_peer_token_load: the same rules as `serve --token-file`). */
+static int read_token(struct osm_ctx *ctx, char tok[OSM_PEER_TOKEN_MAX + 1])
 {
 	const char *path = osm_param_str(ctx, "token_file");
-	tok[0] = 0;
-	if (!path || !*path) {
-		const char *env = getenv("OSMETER_PEER_TOKEN");
-		if (env && strlen(env) > OSM_PEER_TOKEN_MAX)
-			return osm_fail(ctx, OSM_ERROR, "OSMETER_PEER_TOKEN is longer than %d bytes",
-					OSM_PEER_TOKEN_MAX);
-		snprintf(tok, len, "%s", env ? env : "");
-		return OSM_OK;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return osm_fail(ctx, OSM_ERROR, "token_file %s: %s", path, strerror(errno));
-	ssize_t n = read(fd, tok, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0)
-		return osm_fail(ctx, OSM_ERROR, "token_file %s: %s", path, strerror(e));
-	tok[n] = 0;
-	tok[strcspn(tok, "\r\n")] = 0; /* the first line */
-	if ((size_t)n == len - 1 && strlen(tok) == (size_t)n)
-		return osm_fail(ctx, OSM_ERROR, "token_file %s: the token is longer than %d bytes", path,
-				OSM_PEER_TOKEN_MAX);
-	if (!tok[0])
-		return osm_fail(ctx, OSM_ERROR, "token_file %s: no token on its first line", path);
+	char err[512];
+	if (osm_peer_token_load(path && *path ? path : NULL, tok, err, sizeof(err)))
+		return osm_fail(ctx, OSM_ERROR, "%s%s", path && *path ? "token_file: " : "", err);
 	return OSM_OK;
 }
 
@@ -138,7 +118,7 @@ static int parse_remote(struct osm_ctx *ctx, const struct net_peer *np, const ch
 
 static int start_remote(struct osm_ctx *ctx, struct net_peer *np, const char *spec)
 {
-	char err[512], tok[OSM_PEER_TOKEN_MAX + 2];
+	char err[512], tok[OSM_PEER_TOKEN_MAX + 1];
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	ctx->placement = "remote";
@@ -146,7 +126,7 @@ static int start_remote(struct osm_ctx *ctx, struct net_peer *np, const char *sp
 	int st = parse_remote(ctx, np, spec, &ss, &sl);
 	if (st != OSM_OK)
 		return st;
-	st = read_token(ctx, tok, sizeof(tok));
+	st = read_token(ctx, tok);
 	if (st != OSM_OK)
 		return st;
 	if (osm_peer_open(&np->p, spec, tok, np->family, -1, err, sizeof(err))) {
