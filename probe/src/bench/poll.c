@@ -38,6 +38,7 @@
  * for select(), never an FD_SET() past the end of the set; RLIMIT_NOFILE's
  * soft limit is raised to the hard one when nfds needs it, and put back in
  * teardown; the libc wrappers are called (no SYS_select on arm64). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -70,9 +71,8 @@ static const char *const api_names[] = {"select", "poll", "epoll_wait"};
 /* Kernel memory per watched descriptor, rounded up from what a TCP socket
  * (3.8 KiB of slab) and a Unix socket pair (3 KiB) took on Linux 6.x. */
 #define KERNEL_BYTES_PER_FD 4096
-/* Descriptors the probe may hold besides the benchmark's (stdio, output,
- * counters), for the RLIMIT_NOFILE estimate. */
-#define FD_MARGIN 64
+/* Descriptors the probe is taken to hold when /proc/self/fd cannot be read. */
+#define FD_GUESS 64
 
 struct poll_state {
 	enum poll_api api;
@@ -83,6 +83,7 @@ struct poll_state {
 	int *fds;   /* watched descriptors, nfds of them */
 	int *peers; /* socketpair: the other ends; -1 where none */
 	int made;   /* fds[0 .. made-1] (and their peers) are open */
+	int held;   /* descriptors the probe held before making any */
 	int maxfd;
 	int epfd;
 	struct pollfd *pfds;
@@ -147,21 +148,39 @@ static int check_params(struct osm_ctx *ctx, struct poll_state *s)
 	return osm_mem_fit(ctx, what, (int64_t)s->nfds * KERNEL_BYTES_PER_FD);
 }
 
+/* Descriptors this process holds (/proc/self/fd, whose own descriptor
+ * counts too: one too many), or FD_GUESS. */
+static int held_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return FD_GUESS;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 /* Raise RLIMIT_NOFILE's soft limit to the hard one when the descriptors
- * need more; skip when even the hard limit is short. */
+ * need more; skip when even the hard limit is short. The kernel hands out
+ * the lowest free number, so with `held` open the n-th new descriptor is
+ * numbered below held + n; socket pairs' peers start at held + nfds (see
+ * make_pair) and end below 2 held + 2 nfds. One more for the epoll set. */
 static int fit_nofile(struct osm_ctx *ctx, struct poll_state *s)
 {
-	rlim_t need = (rlim_t)s->nfds + 1 + FD_MARGIN;
-	if (s->kind == FDS_SOCKETPAIR) /* the peers, from FD_MARGIN above the watched range */
-		need += (rlim_t)s->nfds + FD_MARGIN;
+	s->held = held_fds();
+	rlim_t need = (rlim_t)s->held + (rlim_t)s->nfds + 1;
+	if (s->kind == FDS_SOCKETPAIR)
+		need += (rlim_t)s->held + (rlim_t)s->nfds;
 	if (getrlimit(RLIMIT_NOFILE, &s->saved))
 		return osm_fail_errno(ctx, "getrlimit(RLIMIT_NOFILE)");
 	if (s->saved.rlim_cur == RLIM_INFINITY || s->saved.rlim_cur >= need)
 		return OSM_OK;
 	if (s->saved.rlim_max != RLIM_INFINITY && s->saved.rlim_max < need)
-		return osm_fail(ctx, OSM_SKIP, "nfds=%d needs about %llu open descriptors but RLIMIT_NOFILE allows "
-				"%llu (its hard limit): raise it (ulimit -Hn as root, LimitNOFILE= for a service) "
-				"or lower nfds", s->nfds, (unsigned long long)need,
+		return osm_fail(ctx, OSM_SKIP, "nfds=%d needs %llu open descriptors (the probe holds %d) but "
+				"RLIMIT_NOFILE allows %llu (its hard limit): raise it (ulimit -Hn as root, "
+				"LimitNOFILE= for a service) or lower nfds", s->nfds, (unsigned long long)need, s->held,
 				(unsigned long long)s->saved.rlim_max);
 	struct rlimit up = {s->saved.rlim_max, s->saved.rlim_max};
 	if (setrlimit(RLIMIT_NOFILE, &up))
@@ -192,16 +211,15 @@ static int make_failed(struct osm_ctx *ctx, struct poll_state *s, const char *ca
 }
 
 /* One socket pair: fds[i] stays where it was made, its peer moves to the
- * lowest free number >= base, above the watched range: FD_MARGIN above
- * where nfds descriptors from the first would end, so the probe's own
- * descriptors in between (holes the watched ones skip) do not push a
- * watched one past a peer. */
+ * lowest free number >= held + nfds. The watched ends are the nfds lowest
+ * free numbers, all below that (held are taken), so they stay dense and
+ * never land above a peer. */
 static int make_pair(struct osm_ctx *ctx, struct poll_state *s, int i)
 {
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
 		return make_failed(ctx, s, "socketpair(AF_UNIX, SOCK_STREAM)");
-	int base = (i ? s->fds[0] : sp[0]) + s->nfds + FD_MARGIN;
+	int base = s->held + s->nfds;
 	int peer = fcntl(sp[1], F_DUPFD_CLOEXEC, base);
 	int e = errno;
 	close(sp[1]);
