@@ -62,7 +62,7 @@
 #define FRESH ",make=per_call"
 #define EPOLL_NOTE "one call per clock pair over descriptors made for it, as LEBench; a sample averages a " \
 	"calibrated batch of such timings when they are short. poll.* with the default make=once time calls over " \
-	"one standing set instead (warm in cache: 1.1-1.9 x cheaper at 1 000)"
+	"one standing set instead (warm in cache: 1.1-2.5 x cheaper at 1 000)"
 #define POLL_NOTE EPOLL_NOTE ". LEBench calls syscall(SYS_select) and syscall(SYS_poll), osmeter the libc " \
 	"wrappers (arm64 has neither system call), which on x86-64 glibc enter pselect6 (the same " \
 	"core_sys_select, no signal mask) and poll"

@@ -77,22 +77,22 @@ static const char *const api_names[] = {"select", "poll", "epoll_wait"};
 struct poll_state {
 	enum poll_api api;
 	enum fd_kind kind;
-	int nfds, ready;
-	int per_call; /* make=per_call: a new set for every call */
-	int open;     /* a set is made: descriptors, read set / pollfds / epoll set */
-	int *fds;   /* watched descriptors, nfds of them */
-	int *peers; /* socketpair: the other ends; -1 where none */
-	int made;   /* fds[0 .. made-1] (and their peers) are open */
-	int held;   /* descriptors the probe held before making any */
-	int maxfd;
-	int epfd;
-	struct pollfd *pfds;
-	struct epoll_event *events;
-	fd_set tmpl, set;  /* select: the read set, and the one the call overwrites */
-	size_t set_bytes;  /* the words of the set select() reads (up to maxfd) */
-	int restore;       /* select, make=once: copy tmpl into set before each call */
-	struct rlimit saved;
-	int raised;        /* RLIMIT_NOFILE's soft limit was raised: restore it */
+	int nfds, ready;             /* ready: resolved, -1 became nfds */
+	int per_call;                /* make=per_call: a new set for every call */
+	int open;                    /* a set is made: descriptors, read set / pollfds / epoll set */
+	int *fds;                    /* the watched descriptors */
+	int *peers;                  /* socketpair: their other ends; NULL for tcp */
+	int made;                    /* fds[0 .. made-1] (and their peers) are open */
+	int held;                    /* descriptors the probe held before making any */
+	int maxfd;                   /* the highest watched */
+	int epfd;                    /* the epoll set, or -1 */
+	struct pollfd *pfds;         /* poll: one per descriptor, POLLIN */
+	struct epoll_event *events;  /* epoll: where epoll_wait() writes, nfds of them */
+	fd_set tmpl, set;            /* select: the read set, and the one the call overwrites */
+	size_t set_bytes;            /* the words of the set select() reads (up to maxfd's) */
+	int restore;                 /* select, make=once: copy tmpl into set before each call */
+	struct rlimit saved;         /* RLIMIT_NOFILE before setup */
+	int raised;                  /* its soft limit was raised: restore it */
 };
 
 /* Closes the set: the epoll instance, the descriptors and their peers. */
