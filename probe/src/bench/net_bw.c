@@ -161,10 +161,12 @@ static int one_sample(struct osm_ctx *ctx, struct bw_state *s, double *bytes, do
 		s->mss = mss;
 	double warm = 0, meas = 0;
 	int st = stream(ctx, s, fd, s->warm_ns, s->send, &warm);
+	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	if (st == OSM_OK)
 		st = stream(ctx, s, fd, s->dur_ns, 0, &meas);
 	*ns = osm_ticks_to_ns(osm_clock_stop() - t0);
+	osm_count_end(ctx, (uint64_t)(meas / (double)s->wsize)); /* per write_size bytes */
 	*bytes = meas;
 	s->bytes_moved += warm + meas;
 	if (st == OSM_OK && s->send)

@@ -146,9 +146,11 @@ int net_connect_run(struct osm_ctx *ctx, uint64_t batch)
 		int fd = fresh_socket(ctx, &s->np);
 		if (fd < 0)
 			return OSM_ERROR;
+		osm_count_begin(ctx);
 		uint64_t t0 = osm_clock_start();
 		int r = connect(fd, (const struct sockaddr *)&s->np.p.addr, s->np.p.addr_len);
 		uint64_t t1 = osm_clock_stop();
+		osm_count_end(ctx, r == 0);
 		int e = errno;
 		if (!r && ctx->counting && syn_resent(fd))
 			s->syn_retrans++;
@@ -206,12 +208,14 @@ static int one_close(struct osm_ctx *ctx, struct conn_state *s, int fd, double *
 {
 	uint64_t t0, t1, t2;
 	int st;
+	osm_count_begin(ctx);
 	if (!s->passive) {
 		t0 = osm_clock_start();
 		int r = shutdown(fd, SHUT_WR);
 		t1 = osm_clock_stop();
 		st = r ? osm_fail_errno(ctx, "shutdown(SHUT_WR)") : expect_eof(ctx, s, fd);
 		t2 = osm_clock_stop();
+		osm_count_end(ctx, st == OSM_OK);
 		uint64_t t3 = osm_clock_start();
 		close(fd);
 		*b = osm_ticks_to_ns(osm_clock_stop() - t3);
@@ -225,6 +229,7 @@ static int one_close(struct osm_ctx *ctx, struct conn_state *s, int fd, double *
 	t1 = osm_clock_stop();
 	close(fd);
 	t2 = osm_clock_stop();
+	osm_count_end(ctx, st == OSM_OK);
 	*a = osm_ticks_to_ns(t1 - t0);
 	*b = osm_ticks_to_ns(t2 - t1);
 	*ns = osm_ticks_to_ns(t2 - t0);

@@ -70,6 +70,7 @@ int net_dgram_run(struct osm_ctx *ctx, struct net_peer *np, struct net_dgram *d,
 		uint64_t seq = d->seq++;
 		size_t len = d->fill(d, seq);
 		d->attempts++;
+		osm_count_begin(ctx);
 		uint64_t t0 = osm_clock_start();
 		ssize_t w = send(d->fd, d->tx, len, MSG_NOSIGNAL);
 		if (w != (ssize_t)len) {
@@ -79,6 +80,7 @@ int net_dgram_run(struct osm_ctx *ctx, struct net_peer *np, struct net_dgram *d,
 		}
 		int r = await_answer(ctx, np, d, seq);
 		uint64_t t1 = osm_clock_stop();
+		osm_count_end(ctx, r == 1); /* a lost round trip is no operation */
 		if (r < 0)
 			return OSM_ERROR;
 		if (r == 1) {
