@@ -43,17 +43,19 @@
 #define FAULT_NOTE "one fault per clock pair, right after its mapping's mmap, as LEBench; a sample averages " \
 	"a calibrated batch of such timings. mem.page_fault with the default group=8 times 8 faults of 8 " \
 	"fresh mappings back to back (a fault among 8: the fault path stays warm, a different quantity)"
-#define SEND_REGION(n, k) "syscall(SYS_sendto) of " n " with MSG_DONTWAIT on the client end of a connected Unix " \
-	"stream socket (bound path, listen, accept; default buffer sizes) whose server, another process, accepted " \
-	"it and never reads; per connection one untimed send of the same size, then " k ", so the unread " \
-	"messages pile up; then a new connection (outside the clock)"
+#define SEND_REGION(n, k) "syscall(SYS_sendto) of " n " with MSG_DONTWAIT on the client end of a Unix stream " \
+	"connection (default buffer sizes) whose server, a child forked for this connection that bound the " \
+	"socket's path, listened and accepted, never reads; per connection one untimed send of the same size, " \
+	"then " k ", so the unread messages pile up; then a new child and connection (outside the clock)"
 #define RECV_REGION(n, k, k1) "syscall(SYS_recvfrom) of " n " with MSG_DONTWAIT on the accepted end of a Unix " \
-	"stream connection into which the client, another process, has already sent " k1 " messages of that size; " \
-	"per connection one untimed recv, then " k " timed; then a new connection (outside the clock)"
+	"stream connection into which the client, a child forked for this connection, has already sent " k1 \
+	" messages of that size; per connection one untimed recv, then " k " timed; then a new listening " \
+	"socket, child and connection (outside the clock)"
 #define SENDRECV_NOTE "osmeter times the calls of one connection with one clock pair (one call per pair when a " \
-	"call takes a microsecond or more), --lebench-exact one call per pair as LEBench; a failed or short call " \
-	"is an error, not a figure. LEBench's own runs remove /TEST_DIR/socket instead of the socket they bound, " \
-	"so after the first connection its binds and connects fail and it times failing calls (docs/lebench.md)"
+	"call takes a microsecond or more), --lebench-exact one call per pair as LEBench, and waits for the " \
+	"server's accept before the first timed send; a failed or short call is an error, not a figure. LEBench's " \
+	"own runs remove /TEST_DIR/socket instead of the socket they bound, so after the first connection its " \
+	"binds and connects fail and it times failing calls (docs/lebench.md)"
 #define SELECT_REGION(n) "syscall(SYS_select, maxfd + 1, read set, NULL, NULL, zero timeval) on " n " unconnected " \
 	"TCP sockets (socket(AF_INET, SOCK_STREAM, 0), never bound or connected) in the read set; each reports " \
 	"ready (a TCP socket in state CLOSE polls as POLLHUP, which select counts as readable) and LEBench checks " \

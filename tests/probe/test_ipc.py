@@ -11,7 +11,7 @@ import time
 import pytest
 
 from probe_helpers import TINY, run_probe
-from task_helpers import wait_children, wait_gone
+from task_helpers import children, wait_children, wait_gone
 
 LAT = ["ipc.pipe_lat", "ipc.fifo_lat", "ipc.unix_lat", "ipc.eventfd"]
 BW = ["ipc.pipe_bw", "ipc.unix_bw"]
@@ -132,7 +132,7 @@ def test_lebench_rule_for_messages_per_connection(probe):
         if wmem_default() == 212992:
             assert big["extra"]["per_conn"] == 1
         # 96 000 bytes copied cost more than one byte.
-        assert big["median"] > 3 * small["median"] and big["median"] > 1000
+        assert big["median"] > 2 * small["median"] and big["median"] > 1000, (small, big)
 
 
 def test_more_messages_than_the_buffer_holds_is_a_skip(probe):
@@ -217,8 +217,6 @@ def start_long(probe, bench, params, **kw):
     ("ipc.eventfd", [], True),
     ("ipc.unix_bw", ["--param", "type=dgram"], True),
     ("ipc.pipe_bw", [], False),
-    ("ipc.unix_send", [], False),
-    ("ipc.unix_recv", ["--param", "size=96000"], False),
 ])
 def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, bench, params, stop_first):
     p, kids = start_long(probe, bench, params)
@@ -242,6 +240,72 @@ def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, bench, params, s
     assert wait_gone(kids) == []
 
 
+def state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def stop_with_partner(p):
+    """Stops the probe where it has a live partner, blocked where it waits
+    for the probe (LEBench's benchmarks fork one per connection: between two
+    there is none, and one the probe is ending is running its exit), and
+    returns it."""
+    time.sleep(0.3)
+    for _ in range(200):
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(0.02)
+        kids = [k for k in children(p.pid) if state(k) == "S"]
+        if kids:
+            return kids
+        os.kill(p.pid, signal.SIGCONT)
+    raise AssertionError(f"no partner found; the probe: {state(p.pid)}, exit status {p.poll()}")
+
+
+def kill_a_connections_partner(probe, bench, size):
+    """One run: the current partner killed, the run's exit status, output
+    and the killed partner."""
+    p = subprocess.Popen([probe, "run", bench, "--param", f"size={size}", "--min-time", "3", "--max-time", "3",
+                          "--max-samples", "10000000", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        kids = stop_with_partner(p)
+        assert len(kids) == 1, kids
+        os.kill(kids[0], signal.SIGKILL)
+        time.sleep(0.1)
+        os.kill(p.pid, signal.SIGCONT)
+        out, err = p.communicate(timeout=15)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    return p.returncode, out, err, kids
+
+
+@pytest.mark.parametrize("bench,size", [("ipc.unix_send", 1), ("ipc.unix_send", 96000),
+                                        ("ipc.unix_recv", 1), ("ipc.unix_recv", 96000)])
+def test_a_connections_partner_killed_is_an_error(probe, bench, size):
+    """Killed while its connection is in use or before: the probe's next
+    call, its wait for the partner's answer, or its check before the next
+    connection (a recv partner's bytes are queued already) sees it. Killed
+    in the microsecond between that check and the probe's own kill, it is
+    not seen (and harms no figure): then the run ends normally, and the
+    test tries again."""
+    for _ in range(3):
+        rc, out, err, kids = kill_a_connections_partner(probe, bench, size)
+        assert wait_gone(kids) == []
+        if rc == 0:
+            continue
+        assert rc == 1, err
+        errors = [json.loads(line) for line in out.splitlines() if '"type":"error"' in line]
+        assert len(errors) == 1 and "partner process" in errors[0]["message"], errors
+        assert "signal 9" in errors[0]["message"], errors
+        return
+    pytest.fail("three partners killed, none seen")
+
+
 @pytest.mark.parametrize("bench,params", [
     ("ipc.fifo_lat", []), ("ipc.unix_lat", ["--param", "type=dgram"]), ("ipc.unix_send", []),
 ])
@@ -253,11 +317,14 @@ def test_no_partner_survives_the_probe(probe, tmp_path, bench, params, sig):
     work = tmp_path / "work"
     work.mkdir()
     env = dict(os.environ, TMPDIR=str(work))
-    p, kids = start_long(probe, bench, params, env=env)
+    p = subprocess.Popen([probe, "run", bench, *params, *LONG], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
     try:
-        assert len(kids) == 1
+        kids = stop_with_partner(p)
+        assert len(kids) == 1, kids
     finally:
         p.send_signal(sig)
+        os.kill(p.pid, signal.SIGCONT)
         out, _ = p.communicate(timeout=10)
     assert p.returncode == -sig
     assert wait_gone(kids) == []

@@ -47,9 +47,11 @@ struct ipc_party {
 };
 
 /* ipc_party.c */
+/* Reads `placement`, sets ctx->placement and *cpu, the partner's CPU;
+ * OSM_SKIP for cross_cpu on a one-CPU machine. */
+int ipc_placement(struct osm_ctx *ctx, int *cpu);
 void ipc_party_init(struct ipc_party *p);
-/* Reads `placement` (and `mode` when has_mode), sets ctx->placement and
- * p->cpu; OSM_SKIP for cross_cpu on a one-CPU machine. */
+/* ipc_placement() into p->cpu, and `mode` when has_mode. */
 int ipc_party_configure(struct osm_ctx *ctx, struct ipc_party *p, int has_mode);
 /* Ignores SIGPIPE (a write to a dead partner then fails with EPIPE instead
  * of ending the probe) until ipc_party_stop(), installs the SIGCHLD
@@ -61,6 +63,12 @@ void ipc_party_stop(struct ipc_party *p);
 /* An error for a failed transfer: says that the partner process died (and
  * how) when it did, else what failed; err is the errno (0: end of file). */
 int ipc_party_fail(struct osm_ctx *ctx, struct ipc_party *p, const char *what, int err);
+/* Its two messages: the partner's death (a wait status), a failed call. */
+int ipc_died(struct osm_ctx *ctx, pid_t pid, int status, const char *what);
+int ipc_fail_errno(struct osm_ctx *ctx, const char *what, int err);
+/* SIGPIPE ignored (the old disposition saved) and restored. */
+int ipc_sigpipe_ignore(struct osm_ctx *ctx, struct sigaction *old);
+void ipc_sigpipe_restore(const struct sigaction *old);
 /* Waits up to timeout_ms for fd to be readable, checking every 100 ms that
  * a partner process still lives. 0, or OSM_ERROR with ctx->msg set. */
 int ipc_party_wait_readable(struct osm_ctx *ctx, struct ipc_party *p, int fd, int timeout_ms, const char *what);

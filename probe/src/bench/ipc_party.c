@@ -58,15 +58,20 @@ void ipc_party_init(struct ipc_party *p)
 	osm_children_init(&p->children);
 }
 
+int ipc_placement(struct osm_ctx *ctx, int *cpu)
+{
+	int cross = osm_param_int(ctx, "placement") == 1;
+	ctx->placement = placements[cross];
+	*cpu = cross ? osm_other_cpu(ctx->cpu) : ctx->cpu;
+	if (*cpu < 0)
+		return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
+	return OSM_OK;
+}
+
 int ipc_party_configure(struct osm_ctx *ctx, struct ipc_party *p, int has_mode)
 {
 	p->threads = has_mode && osm_param_int(ctx, "mode") == 1;
-	int cross = osm_param_int(ctx, "placement") == 1;
-	ctx->placement = placements[cross];
-	p->cpu = cross ? osm_other_cpu(ctx->cpu) : ctx->cpu;
-	if (p->cpu < 0)
-		return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
-	return OSM_OK;
+	return ipc_placement(ctx, &p->cpu);
 }
 
 static void close_list(int *fds)
@@ -124,18 +129,32 @@ static int start_process(struct osm_ctx *ctx, struct ipc_party *p)
 	return OSM_OK;
 }
 
-int ipc_party_start(struct osm_ctx *ctx, struct ipc_party *p)
+int ipc_sigpipe_ignore(struct osm_ctx *ctx, struct sigaction *old)
 {
-	struct sigaction ign, chld;
+	struct sigaction ign;
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
+	return sigaction(SIGPIPE, &ign, old) ? osm_fail_errno(ctx, "sigaction") : OSM_OK;
+}
+
+void ipc_sigpipe_restore(const struct sigaction *old)
+{
+	sigaction(SIGPIPE, old, NULL);
+}
+
+int ipc_party_start(struct osm_ctx *ctx, struct ipc_party *p)
+{
+	struct sigaction chld;
 	memset(&chld, 0, sizeof(chld));
 	chld.sa_handler = on_sigchld;
 	chld.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigfillset(&chld.sa_mask);
-	if (sigaction(SIGPIPE, &ign, &p->old_pipe) || sigaction(SIGCHLD, NULL, &p->old_chld))
+	if (sigaction(SIGCHLD, NULL, &p->old_chld))
 		return osm_fail_errno(ctx, "sigaction");
+	int st = ipc_sigpipe_ignore(ctx, &p->old_pipe);
+	if (st != OSM_OK)
+		return st;
 	p->signals_set = 1;
 	if (p->threads)
 		return start_thread(ctx, p);
@@ -172,8 +191,24 @@ void ipc_party_stop(struct ipc_party *p)
 	close_list(p->theirs);
 	close_list(p->shared);
 	if (p->signals_set)
-		sigaction(SIGPIPE, &p->old_pipe, NULL);
+		ipc_sigpipe_restore(&p->old_pipe);
 	p->signals_set = 0;
+}
+
+int ipc_died(struct osm_ctx *ctx, pid_t pid, int status, const char *what)
+{
+	if (WIFSIGNALED(status))
+		return osm_fail(ctx, OSM_ERROR, "the partner process (pid %d) died of signal %d (%s): %s", (int)pid,
+				WTERMSIG(status), strsignal(WTERMSIG(status)), what);
+	return osm_fail(ctx, OSM_ERROR, "the partner process (pid %d) ended with status %d: %s", (int)pid,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1, what);
+}
+
+int ipc_fail_errno(struct osm_ctx *ctx, const char *what, int err)
+{
+	if (!err)
+		return osm_fail(ctx, OSM_ERROR, "%s: end of file (the partner closed its end)", what);
+	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(err));
 }
 
 int ipc_party_fail(struct osm_ctx *ctx, struct ipc_party *p, const char *what, int err)
@@ -182,19 +217,12 @@ int ipc_party_fail(struct osm_ctx *ctx, struct ipc_party *p, const char *what, i
 	int status;
 	/* A dying process closes its descriptors before it can be reaped:
 	 * give it a moment to become a zombie. */
-	int dead = 0;
-	for (int i = 0; !p->threads && i < 50 && !(dead = osm_children_reap_dead(&p->children, &pid, &status)); i++)
+	for (int i = 0; !p->threads && i < 50; i++) {
+		if (osm_children_reap_dead(&p->children, &pid, &status))
+			return ipc_died(ctx, pid, status, what);
 		usleep(2000);
-	if (dead) {
-		if (WIFSIGNALED(status))
-			return osm_fail(ctx, OSM_ERROR, "the partner process (pid %d) died of signal %d (%s): %s",
-					(int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)), what);
-		return osm_fail(ctx, OSM_ERROR, "the partner process (pid %d) ended with status %d: %s", (int)pid,
-				WIFEXITED(status) ? WEXITSTATUS(status) : -1, what);
 	}
-	if (!err)
-		return osm_fail(ctx, OSM_ERROR, "%s: end of file (the partner closed its end)", what);
-	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(err));
+	return ipc_fail_errno(ctx, what, err);
 }
 
 int ipc_party_wait_readable(struct osm_ctx *ctx, struct ipc_party *p, int fd, int timeout_ms, const char *what)
