@@ -157,7 +157,7 @@ def test_lebench_rows_run_with_their_names_and_parameters(probe):
         row = rows[name]
         assert row["available"] and row["bench"] == bench
         assert row["params"] == {"size": size, "per_conn": per_conn, "placement": "same_cpu"}
-        assert "MSG_DONTWAIT" in row["region"] and "another process" in row["region"]
+        assert "MSG_DONTWAIT" in row["region"] and "a child forked for this connection" in row["region"]
     r = run_probe(probe, "run", "--suite", "lebench", *TINY, timeout=300)
     assert r.rc == 0, r.stderr
     got = {x["lebench_row"]: x for x in r.of_type("result") if x["bench"].startswith("ipc.")}
