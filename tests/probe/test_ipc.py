@@ -261,6 +261,7 @@ def stop_with_partner(p):
         if kids:
             return kids
         os.kill(p.pid, signal.SIGCONT)
+        time.sleep(0.01)  # let it run on to another point
     raise AssertionError(f"no partner found; the probe: {state(p.pid)}, exit status {p.poll()}")
 
 
