@@ -218,8 +218,10 @@ def start_long(probe, bench, params, **kw):
     ("ipc.unix_bw", ["--param", "type=dgram"], True),
     ("ipc.pipe_bw", [], False),
 ])
-def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, bench, params, stop_first):
-    p, kids = start_long(probe, bench, params)
+def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, tmp_path, bench, params, stop_first):
+    # A work directory of the test's: a probe killed by the test's clean-up
+    # (after a failure) cannot remove its own.
+    p, kids = start_long(probe, bench, params, env=dict(os.environ, TMPDIR=str(tmp_path)))
     try:
         assert len(kids) == 1, kids
         if stop_first:
@@ -265,12 +267,12 @@ def stop_with_partner(p):
     raise AssertionError(f"no partner found; the probe: {state(p.pid)}, exit status {p.poll()}")
 
 
-def kill_a_connections_partner(probe, bench, size):
+def kill_a_connections_partner(probe, tmp_path, bench, size):
     """One run: the current partner killed, the run's exit status, output
     and the killed partner."""
     p = subprocess.Popen([probe, "run", bench, "--param", f"size={size}", "--min-time", "3", "--max-time", "3",
                           "--max-samples", "10000000", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, env=dict(os.environ, TMPDIR=str(tmp_path)))
     try:
         kids = stop_with_partner(p)
         assert len(kids) == 1, kids
@@ -287,7 +289,7 @@ def kill_a_connections_partner(probe, bench, size):
 
 @pytest.mark.parametrize("bench,size", [("ipc.unix_send", 1), ("ipc.unix_send", 96000),
                                         ("ipc.unix_recv", 1), ("ipc.unix_recv", 96000)])
-def test_a_connections_partner_killed_is_an_error(probe, bench, size):
+def test_a_connections_partner_killed_is_an_error(probe, tmp_path, bench, size):
     """Killed while its connection is in use or before: the probe's next
     call, its wait for the partner's answer, or its check before the next
     connection (a recv partner's bytes are queued already) sees it. Killed
@@ -295,7 +297,7 @@ def test_a_connections_partner_killed_is_an_error(probe, bench, size):
     not seen (and harms no figure): then the run ends normally, and the
     test tries again."""
     for _ in range(3):
-        rc, out, err, kids = kill_a_connections_partner(probe, bench, size)
+        rc, out, err, kids = kill_a_connections_partner(probe, tmp_path, bench, size)
         assert wait_gone(kids) == []
         if rc == 0:
             continue
