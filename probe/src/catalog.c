@@ -17,6 +17,7 @@ extern const struct osm_family osm_family_mem;
 extern const struct osm_family osm_family_task;
 extern const struct osm_family osm_family_ctxsw;
 extern const struct osm_family osm_family_file;
+extern const struct osm_family osm_family_ipc;
 extern const struct osm_family osm_family_net;
 extern const struct osm_family osm_family_poll;
 extern const struct osm_family osm_family_test;
@@ -26,6 +27,7 @@ const struct osm_family *const osm_families[] = {
 	&osm_family_syscall,
 	&osm_family_mem,
 	&osm_family_task, &osm_family_ctxsw, &osm_family_file,
+	&osm_family_ipc,
 	&osm_family_net,
 	&osm_family_poll,
 	&osm_family_test,

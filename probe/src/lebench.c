@@ -43,10 +43,19 @@
 #define FAULT_NOTE "one fault per clock pair, right after its mapping's mmap, as LEBench; a sample averages " \
 	"a calibrated batch of such timings. mem.page_fault with the default group=8 times 8 faults of 8 " \
 	"fresh mappings back to back (a fault among 8: the fault path stays warm, a different quantity)"
-#define SEND_REGION(n) "sendto() of " n " with MSG_DONTWAIT on a connected Unix stream socket " \
-	"(the peer, another process, does not read)"
-#define RECV_REGION(n) "recvfrom() of " n " with MSG_DONTWAIT from a Unix stream socket whose peer " \
-	"(another process) has already sent them"
+#define SEND_REGION(n, k) "syscall(SYS_sendto) of " n " with MSG_DONTWAIT on the client end of a Unix stream " \
+	"connection (default buffer sizes) whose server, a child forked for this connection that bound the " \
+	"socket's path, listened and accepted, never reads; per connection one untimed send of the same size, " \
+	"then " k ", so the unread messages pile up; then a new child and connection (outside the clock)"
+#define RECV_REGION(n, k, k1) "syscall(SYS_recvfrom) of " n " with MSG_DONTWAIT on the accepted end of a Unix " \
+	"stream connection into which the client, a child forked for this connection, has already sent " k1 \
+	" messages of that size; per connection one untimed recv, then " k " timed; then a new listening " \
+	"socket, child and connection (outside the clock)"
+#define SENDRECV_NOTE "osmeter times the calls of one connection with one clock pair (one call per pair when a " \
+	"call takes a microsecond or more), --lebench-exact one call per pair as LEBench, and waits for the " \
+	"server's accept before the first timed send; a failed or short call is an error, not a figure. LEBench's " \
+	"own runs remove /TEST_DIR/socket instead of the socket they bound, so after the first connection its " \
+	"binds and connects fail and it times failing calls (docs/lebench.md)"
 #define SELECT_REGION(n) "syscall(SYS_select, maxfd + 1, read set, NULL, NULL, zero timeval) on " n " unconnected " \
 	"TCP sockets (socket(AF_INET, SOCK_STREAM, 0), never bound or connected) in the read set; each reports " \
 	"ready (a TCP socket in state CLOSE polls as POLLHUP, which select counts as readable) and LEBench checks " \
@@ -98,10 +107,13 @@ const struct osm_lebench_row osm_lebench_rows[] = {
 	 "calibrates the round trips per clock pair, --lebench-exact times 1 000 as LEBench. LEBench's CSV "
 	 "spells the row 'context siwtch'",
 	 1000, 100000},
-	{"send", "ipc.unix_send", "size=1", SEND_REGION("1 byte"), NULL, 1, 100000},
-	{"recv", "ipc.unix_recv", "size=1", RECV_REGION("1 byte"), NULL, 1, 100000},
-	{"big send", "ipc.unix_send", "size=96000", SEND_REGION("96 000 bytes"), NULL, 1, 10000},
-	{"big recv", "ipc.unix_recv", "size=96000", RECV_REGION("96 000 bytes"), NULL, 1, 10000},
+	{"send", "ipc.unix_send", "size=1,per_conn=50", SEND_REGION("1 byte", "50 timed"), SENDRECV_NOTE, 1,
+	 100000},
+	{"recv", "ipc.unix_recv", "size=1,per_conn=50", RECV_REGION("1 byte", "50", "51"), SENDRECV_NOTE, 1, 100000},
+	{"big send", "ipc.unix_send", "size=96000,per_conn=1", SEND_REGION("96 000 bytes", "1 timed"), SENDRECV_NOTE,
+	 1, 10000},
+	{"big recv", "ipc.unix_recv", "size=96000,per_conn=1", RECV_REGION("96 000 bytes", "1", "2"), SENDRECV_NOTE, 1,
+	 10000},
 	{"fork", "task.fork", NULL, FORK_REGION, FORK_NOTE, 1, 20000},
 	{"fork Child", "task.fork_child", NULL, FORK_CHILD_REGION, FORK_NOTE, 1, 20000},
 	{"thr create", "task.thread_create", NULL,
