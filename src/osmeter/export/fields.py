@@ -127,6 +127,9 @@ FIELDS: tuple[Field, ...] = (
           stop_reason),
     Field("elapsed_s", "wall time spent on the instance, every repetition's together", elapsed_s),
     Field("extra", "benchmark-specific figures", lambda run, r: r.extra),
+    Field("info", "the benchmark's facts in words (docs/schema.md `info`: net's peer, peer_version and placement, "
+          "the file family's directory and file system, poll's descriptors), of skips and errors too; {} when none",
+          lambda run, r: dict(r.info)),
     Field("counters", "the probe's counters record (ops, kernel, each counter's status, unit, value, reason)",
           lambda run, r: counters_record(r)),
 )

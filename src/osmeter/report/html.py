@@ -20,10 +20,11 @@ from typing import Any, Sequence
 from .. import __version__, textsafe
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from ..records import format_params
+from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import counters as ctr
+from . import facts as fc
 from . import flags as fl
 from . import names as nm
 from . import plots
@@ -202,6 +203,32 @@ def flag_legend_html(names: Sequence[str]) -> str:
             f'<ul class="flags">{items}</ul>\n')
 
 
+def bit_rates_html(report: RunReport) -> str:
+    """The rates the probe also gives in bits (net.tcp_bw), as show lists them; '' when none."""
+    items = [f'<li><span class="mono">{esc(describe_instance(r.bench, r.params))}</span>: {esc(sm.bits_text(v))}</li>'
+             for _, r in nm.labelled(report.results, report.names) if (v := sm.bit_rate(r)) is not None]
+    if not items:
+        return ""
+    heading = sm.BIT_RATE_HEADING[:1].upper() + sm.BIT_RATE_HEADING[1:]
+    return f'<p class="muted">{esc(heading)}</p>\n<ul class="bit-rates">{"".join(items)}</ul>\n'
+
+
+def facts_html(report: RunReport) -> str:
+    """What the results recorded in words (report.facts), one row per group of results; '' when none.
+    Every key and value escaped: they come from the probe and, for net, partly from a remote peer."""
+    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)])
+    if not groups:
+        return ""
+    rows = [
+        f'<tr><td class="mono">{esc(g.who)}</td><td class="value">'
+        + "<br>".join(f'<span class="mono">{esc(k)}</span>: {esc(v)}' for k, v in g.facts)
+        + "</td></tr>\n"
+        for g in groups
+    ]
+    return (f"<h3>{esc(fc.TITLE)}</h3>\n<p class=\"muted\">{esc(fc.EXPLAIN)}</p>\n"
+            + _table((("results", False), ("info", False)), rows, f'id="info-{report.run.id}" class="info"'))
+
+
 def _counter_title(c: ctr.CounterValue, ops: int | None) -> str:
     """Hover text of a counter cell: where the value per operation comes from."""
     text = f"{c.name}: {fmt_num(c.value)} {ctr.unit_label(c.unit)}"
@@ -358,8 +385,10 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         '<p class="muted">' + "<br>".join(esc(n) for n in notes) + "</p>",
         _table(summary_headers(results, report.names), summary_rows(results, anchors, report.names),
                f'id="summary-{run.id}" class="summary"'),
+        bit_rates_html(report),
         flag_legend_html(fl.present(results)),
         lebench_notes,
+        facts_html(report),
         counters_html(report),
         predictions_html(report, expect_path),
         "<h3>Machine</h3>",

@@ -10,8 +10,9 @@ import re
 from typing import Sequence
 
 from .. import textsafe
-from ..records import format_params
+from ..records import describe_instance, format_params
 from . import counters as ctr
+from . import facts as fc
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
@@ -161,6 +162,10 @@ def results_section(report: RunReport) -> list[str]:
         notes.append(sm.REF_CYCLES_NOTE + ".")
     if notes:
         out.append("\n".join(notes) if len(notes) == 1 else "<br>\n".join(notes))
+    bits = [f"- {inline(describe_instance(r.bench, r.params))}: {sm.bits_text(v)}"
+            for _, r in nm.labelled(ok, names) if (v := sm.bit_rate(r)) is not None]
+    if bits:
+        out.append(inline(sm.BIT_RATE_HEADING[:1].upper() + sm.BIT_RATE_HEADING[1:]) + "\n\n" + "\n".join(bits))
     legend = fl.legend(fl.present(results))
     if legend:
         out.append(f"Flags ({fl.SECTION}):\n\n" + "\n".join(f"- {code(n)}: {inline(text)}." for n, text in legend))
@@ -168,6 +173,16 @@ def results_section(report: RunReport) -> list[str]:
     if lebench_notes:
         out.append("\n\n".join(f"{inline(n)}." for n in lebench_notes))
     return out
+
+
+def facts_section(report: RunReport) -> list[str]:
+    """What the results recorded in words (report.facts: net's peer, file systems, descriptors),
+    one row per group of results; nothing when none did."""
+    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)])
+    if not groups:
+        return []
+    rows = [[g.who, "\n".join(f"{k}: {v}" for k, v in g.facts)] for g in groups]
+    return [f"### {fc.TITLE}", inline(fc.EXPLAIN), table(["results", "info"], rows)]
 
 
 def run_section(report: RunReport, expect_path: str = "") -> str:
@@ -187,6 +202,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
     else:
         out.append("No warnings.")
     out += results_section(report)
+    out += facts_section(report)
     out += counters_section(report)
     if report.predictions:
         prow = []

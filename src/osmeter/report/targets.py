@@ -15,6 +15,7 @@ from typing import Sequence
 from ..model import BenchResult
 
 PLACE_KEYS = ("dir", "fs_type", "device", "mount_options", "remote")
+SHOWN_KEYS = PLACE_KEYS + ("cache_bypass",)  # what the block says of each result it lists
 
 
 def _place(info: dict[str, str]) -> tuple[str, ...]:
@@ -57,6 +58,12 @@ def targets_lines(results: Sequence[BenchResult]) -> list[str]:
             tail += "; page cache bypassed by " + ", ".join(methods[key])
         lines.append("    " + tail)
     return lines
+
+
+def shown_keys(results: Sequence[BenchResult]) -> dict[int, tuple[str, ...]]:
+    """seq -> the info keys the block shows for that result (those with a `dir`), so that
+    the other facts of the result can be listed without repeating them."""
+    return {r.seq: SHOWN_KEYS for r in results if r.info.get("dir")}
 
 
 def render_targets(results: Sequence[BenchResult]) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from .. import textsafe
 from ..catalog import LebenchRow
 from ..cgroup import describe_recorded
 from ..lebench import RowNames
@@ -13,11 +14,12 @@ from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import counters as ctr
+from . import facts as fc
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .table import MISSING, fmt_num, fmt_percent, render_table
-from .targets import render_targets
+from .targets import render_targets, shown_keys
 
 
 def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
@@ -167,6 +169,33 @@ def bit_rates(results: Sequence[BenchResult]) -> str:
     return "\n".join([sm.BIT_RATE_HEADING, *lines]) if lines else ""
 
 
+def wrap_pieces(pieces: Sequence[str], width: int, indent: str = "    ", sep: str = "; ") -> list[str]:
+    """The pieces joined by `sep` on lines of `indent` and at most `width` characters, wrapped
+    between pieces only (a piece is never split, so a long one makes a longer line)."""
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + len(sep) + len(piece) <= width:
+            lines[-1] += sep + piece
+        else:
+            if lines:
+                lines[-1] += sep.rstrip()
+            lines.append(indent + piece)
+    return lines
+
+
+def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) -> str:
+    """The facts the results recorded (report.facts): each group of results on a line, its facts
+    under it wrapped at `width`; what the "files measured in" block lists is left out. '' when none."""
+    groups = fc.groups(results, shown_keys(results))
+    if not groups:
+        return ""
+    lines = [fc.HEADING + ":"]
+    for g in groups:
+        lines.append(f"  {textsafe.line(g.who)}")
+        lines += wrap_pieces([textsafe.line(f"{k}={v}") for k, v in g.facts], width)
+    return "\n".join(lines)
+
+
 def _instance(row_name: str | None, r: BenchResult) -> str:
     what = describe_instance(r.bench, r.params)
     return f"{row_name} ({what})" if row_name else what
@@ -218,6 +247,9 @@ def render_run(
     targets = render_targets(results)
     if targets:
         parts.append(targets)
+    facts = render_facts(results, width)
+    if facts:
+        parts.append(facts)
     lebench_notes = nm.lebench_notes(run, results, lebench_rows, names)
     if lebench_notes:
         parts.append("\n".join(wrap_list(n, width) for n in lebench_notes))
