@@ -188,8 +188,8 @@ class FakePeer:
     hello with OK (or ERR token), echoes, takes close sessions, and can hang
     up an echo session after `echo_limit` bytes (a peer that goes away)."""
 
-    def __init__(self, token: str = "", echo_limit: int | None = None):
-        self.token, self.echo_limit = token, echo_limit
+    def __init__(self, token: str = "", echo_limit: int | None = None, answer: bytes = b"OK 9.9.9-fake\n"):
+        self.token, self.echo_limit, self.answer = token, echo_limit, answer
         self.lsock = socket.create_server(("127.0.0.1", 0))
         self.port = self.lsock.getsockname()[1]
         self.hellos: list[str] = []
@@ -220,7 +220,9 @@ class FakePeer:
             if self.token and f"token={self.token}" not in words:
                 conn.sendall(b"ERR token\n")
                 return
-            conn.sendall(b"OK 9.9.9-fake\n")
+            conn.sendall(self.answer)
+            if not self.answer.startswith(b"OK "):
+                return
             if words[2] == "echo":
                 self._echo(conn)
             else:
@@ -291,6 +293,27 @@ def test_a_wrong_token_shows_the_peers_refusal(probe, tmp_path):
     r = run_probe(probe, "run", "net.tcp_rtt", "--param", "peer=127.0.0.1:1",
                   "--param", f"token_file={tmp_path / 'missing'}", *TINY)
     assert "token_file" in r.of_type("error")[0]["message"] and "No such file" in r.of_type("error")[0]["message"]
+
+
+EVIL = "\x1b[31mevil\x1b[0m mtu=\x1b]0;pwned\x07 udp_port=0 cookie=zz"
+
+
+def no_control(text: str) -> bool:
+    return not any(ord(c) < 0x20 and c not in "\n\t" or ord(c) == 0x7f for c in text)
+
+
+@pytest.mark.parametrize("answer", [f"OK {EVIL}", f"ERR {EVIL}"])
+def test_what_a_peer_sends_reaches_no_terminal_or_record_unfiltered(probe, answer):
+    """A peer's answer (version, key=value words, an ERR reason) is kept or
+    printed as printable ASCII only: no terminal escape gets through."""
+    with fake_peer(answer=answer.encode() + b"\n") as peer:
+        r = run_probe(probe, "run", "net.udp_rtt", "net.tcp_connect", "--param", f"peer=127.0.0.1:{peer.port}",
+                      *TINY)
+    assert no_control(r.stdout) and no_control(r.stderr), (r.stdout, r.stderr)
+    assert "\\u001b" not in r.stdout and "\\u0007" not in r.stdout, r.stdout
+    said = [e["message"] for e in r.of_type("error")] + [x["info"].get("peer_version", "") for x in r.records
+                                                        if x["type"] in ("result", "error")]
+    assert any("?[31mevil?[0m" in m for m in said), said
 
 
 def test_a_peer_that_hangs_up_is_an_error_and_the_run_goes_on(probe):
