@@ -172,12 +172,33 @@ def test_a_peer_where_nothing_listens_is_a_quick_error(probe):
         assert e["info"]["placement"] == "remote"
 
 
-def test_a_family_the_peer_address_contradicts_is_an_error(probe):
-    r = run_probe(probe, "run", "net.tcp_rtt", "--param", "peer=[::1]:7478", *TINY)
-    assert r.rc == 1
-    assert "give family=ipv6" in r.of_type("error")[0]["message"]
-    r = run_probe(probe, "run", "net.icmp_rtt", "--param", "peer=127.0.0.1", "--param", "family=ipv6", *TINY)
-    assert "give family=ipv4" in r.of_type("error")[0]["message"]
+@pytest.mark.parametrize("bench,params,why", [
+    ("net.tcp_rtt", ["peer=nothing"], "'nothing' is not a numeric IPv4 or IPv6 address"),
+    ("net.tcp_rtt", ["peer=1.2.3.4:0"], "port 0; give the port the peer listens on"),
+    ("net.tcp_bw", ["peer=127.0.0.1:abc"], "'abc' is not an integer"),
+    ("net.tcp_connect", ["peer=:7478"], "no host"),
+    ("net.udp_rtt", ["peer=[::1"], "write an IPv6 address as [ADDR]"),
+    ("net.tcp_close", ["peer=[::1]"], "is an IPv6 address but family=ipv4: give family=ipv6"),
+    ("net.tcp_rtt", ["peer=[::1]:7478"], "is an IPv6 address but family=ipv4: give family=ipv6"),
+    ("net.icmp_rtt", ["peer=127.0.0.1", "family=ipv6"], "is an IPv4 address but family=ipv6: give family=ipv4"),
+])
+def test_a_malformed_or_contradicted_peer_is_refused_before_anything_runs(probe, bench, params, why):
+    """peer= is checked with family= when the instances are made (bench.h's
+    check): exit 2 naming the instance and the reason, no record, nothing
+    run; through a suite too."""
+    args = [a for p in params for a in ("--param", p)]
+    r = run_probe(probe, "run", "syscall.getuid", bench, *args, *TINY)
+    assert r.rc == 2 and r.stdout == "", r.stdout
+    assert f"{bench} (" in r.stderr and why in r.stderr, r.stderr
+    r = run_probe(probe, "run", "--suite", "standard", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "" and why in r.stderr, r.stderr
+
+
+def test_icmp_takes_a_peer_without_a_port(probe):
+    """ICMP has no port: peer=HOST:0 is the host (checked, not refused)."""
+    r = run_probe(probe, "run", "net.icmp_rtt", "--param", "peer=127.0.0.1:0", *TINY)
+    assert r.rc in (0, 1) and r.of_type("end"), r.stderr
+    assert "port 0" not in r.stdout
 
 
 # ---- a peer given by peer= -------------------------------------------------

@@ -103,21 +103,25 @@ def test_bad_parameters_are_refused_before_anything_runs(probe, bench, bad, allo
     assert allowed in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("params,why", [
-    (["nfds=10", "fds=socketpair", "ready=11"], "ready=11 is more than nfds=10"),
-    (["nfds=10", "ready=3"], "fds=tcp"),
+@pytest.mark.parametrize("bench,params,why", [
+    ("poll.poll", ["nfds=10", "fds=socketpair", "ready=11"], "ready=11 is more than nfds=10"),
+    ("poll.poll", ["nfds=10", "ready=3"], "fds=tcp"),
+    ("poll.select", ["fds=tcp", "ready=0"], "fds=tcp"),
+    ("poll.epoll", ["nfds=5,10", "fds=socketpair", "ready=7"], "ready=7 is more than nfds=5"),
 ])
-def test_inconsistent_parameters_are_an_error_with_the_reason(probe, params, why):
-    """Each value alone is in range, so the catalogue passes them; the
-    benchmark refuses their combination before making a descriptor."""
+def test_inconsistent_parameters_are_refused_before_anything_runs(probe, bench, params, why):
+    """Each value alone is in range, so the catalogue passes them; their
+    combination is refused (bench.h's check) before the first benchmark
+    runs: exit 2, the instance and the reason named, no record written."""
     args = [a for p in params for a in ("--param", p)]
-    r = run_probe(probe, "run", "poll.poll", *args, *TINY)
-    assert r.rc == 1, r.stderr
-    assert not r.of_type("result")
-    err = r.of_type("error")
-    assert len(err) == 1 and why in err[0]["message"], err
+    r = run_probe(probe, "run", bench, "syscall.getuid", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "", r.stdout
+    assert f"{bench} (" in r.stderr and why in r.stderr, r.stderr
     if "fds=tcp" in why:
-        assert "fds=socketpair" in err[0]["message"]
+        assert "fds=socketpair" in r.stderr
+    # The same through a suite.
+    r = run_probe(probe, "run", "--suite", "standard", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "" and why in r.stderr, r.stderr
 
 
 def test_select_stops_at_fd_setsize(probe):

@@ -102,17 +102,61 @@ static int loopback_usable(int family, char *why, size_t len)
 	return r ? -1 : 0;
 }
 
-/* peer= parsed, its family checked against family=. */
-static int parse_remote(struct osm_ctx *ctx, const struct net_peer *np, const char *spec,
+/* peer= parsed (osm_peer_parse_addr), its port given (need_port: not
+ * for ICMP, which has none), its family that of family=. 0, or -1 with
+ * the reason in err. */
+static int check_peer(const char *spec, int family, int need_port, struct sockaddr_storage *ss, socklen_t *sl,
+		      char *err, size_t len)
+{
+	char why[512];
+	if (osm_peer_parse_addr(spec, 1, ss, sl, why, sizeof(why))) {
+		snprintf(err, len, "peer=%s: %s", spec, why);
+		return -1;
+	}
+	unsigned port = ss->ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)(void *)ss)->sin6_port)
+						  : ntohs(((struct sockaddr_in *)(void *)ss)->sin_port);
+	if (need_port && port == 0) {
+		snprintf(err, len, "peer=%s: port 0; give the port the peer listens on (`serve` default: %d)", spec,
+			 OSM_PEER_DEFAULT_PORT);
+		return -1;
+	}
+	if (ss->ss_family != family) {
+		snprintf(err, len, "peer=%s is an %s address but family=%s: give family=%s", spec,
+			 net_family_name(ss->ss_family), net_families[family == AF_INET6],
+			 net_families[ss->ss_family == AF_INET6]);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_common(const struct osm_bench *b, const struct osm_pval *pv, int need_port, char *err,
+			size_t len)
+{
+	const char *spec = osm_pval_of(b, pv, "peer")->s;
+	int family = osm_pval_of(b, pv, "family")->i == 1 ? AF_INET6 : AF_INET;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	return spec && *spec ? check_peer(spec, family, need_port, &ss, &sl, err, len) : 0;
+}
+
+/* bench.h's check: peer= and family= before anything runs (token_file is
+ * read when the benchmark runs: a file that may appear later). */
+static int net_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	return check_common(b, pv, 1, err, len);
+}
+
+static int net_icmp_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	return check_common(b, pv, 0, err, len);
+}
+
+/* peer= checked again (an instance made otherwise than by `run`). */
+static int parse_remote(struct osm_ctx *ctx, const struct net_peer *np, const char *spec, int need_port,
 			struct sockaddr_storage *ss, socklen_t *sl)
 {
-	char err[512];
-	if (osm_peer_parse_addr(spec, 1, ss, sl, err, sizeof(err)))
-		return osm_fail(ctx, OSM_ERROR, "peer=%s: %s", spec, err);
-	if (ss->ss_family != np->family)
-		return osm_fail(ctx, OSM_ERROR, "peer=%s is an %s address but family=%s: give family=%s", spec,
-				net_family_name(ss->ss_family), net_families[np->family == AF_INET6],
-				net_families[ss->ss_family == AF_INET6]);
+	if (check_peer(spec, np->family, need_port, ss, sl, ctx->msg, sizeof(ctx->msg)))
+		return OSM_ERROR;
 	return OSM_OK;
 }
 
@@ -123,7 +167,7 @@ static int start_remote(struct osm_ctx *ctx, struct net_peer *np, const char *sp
 	socklen_t sl;
 	ctx->placement = "remote";
 	np->remote = 1;
-	int st = parse_remote(ctx, np, spec, &ss, &sl);
+	int st = parse_remote(ctx, np, spec, 1, &ss, &sl);
 	if (st != OSM_OK)
 		return st;
 	st = read_token(ctx, tok);
@@ -190,7 +234,7 @@ int net_peer_host(struct osm_ctx *ctx, struct net_peer *np, struct sockaddr_stor
 	if (spec && *spec) {
 		ctx->placement = "remote";
 		np->remote = 1;
-		int st = parse_remote(ctx, np, spec, ss, sl);
+		int st = parse_remote(ctx, np, spec, 0, ss, sl);
 		osm_add_info(ctx, "placement", "remote");
 		if (st != OSM_OK)
 			return st;
@@ -417,6 +461,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_tcp_rtt_setup,
 		.run = net_tcp_rtt_run,
 		.teardown = net_tcp_rtt_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "udp_rtt",
@@ -430,6 +475,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_udp_rtt_setup,
 		.run = net_udp_rtt_run,
 		.teardown = net_udp_rtt_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_bw",
@@ -444,6 +490,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_bw_setup,
 		.run = net_bw_run,
 		.teardown = net_bw_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_connect",
@@ -455,6 +502,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_connect_setup,
 		.run = net_connect_run,
 		.teardown = net_conn_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_close",
@@ -467,6 +515,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_close_setup,
 		.run = net_close_run,
 		.teardown = net_conn_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "icmp_rtt",
@@ -479,6 +528,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_icmp_setup,
 		.run = net_icmp_run,
 		.teardown = net_icmp_teardown,
+		.check = net_icmp_check,
 	},
 };
 

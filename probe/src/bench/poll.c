@@ -130,19 +130,35 @@ static void poll_teardown(struct osm_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* ready=-1 is all of nfds; refuse what cannot be built before anything is
- * made (the catalogue checks each value alone; this, their combination). */
+/* The parameters together (bench.h's check: refused before anything
+ * runs; the catalogue checks each value alone): ready=-1 is all of nfds,
+ * ready more than nfds cannot be built, nor fds=tcp with fewer ready. */
+static int poll_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	long long nfds = (long long)osm_pval_of(b, pv, "nfds")->i, ready = (long long)osm_pval_of(b, pv, "ready")->i;
+	if (ready < 0)
+		ready = nfds;
+	if (ready > nfds) {
+		snprintf(err, len, "ready=%lld is more than nfds=%lld: at most the %lld watched descriptors can be "
+			 "ready; use ready=0..%lld (or -1: all)", ready, nfds, nfds, nfds);
+		return -1;
+	}
+	if (osm_pval_of(b, pv, "fds")->i == FDS_TCP && ready != nfds) {
+		snprintf(err, len, "fds=tcp: an unconnected TCP socket always polls as POLLHUP, so all %lld are "
+			 "ready and ready=%lld cannot be built; use fds=socketpair for ready < nfds", nfds, ready);
+		return -1;
+	}
+	return 0;
+}
+
+/* ready=-1 resolved; the combination checked again (an instance made
+ * otherwise than by `run`) and the kernel memory the set takes. */
 static int check_params(struct osm_ctx *ctx, struct poll_state *s)
 {
+	if (poll_check(ctx->bench, ctx->params, ctx->msg, sizeof(ctx->msg)))
+		return OSM_ERROR;
 	if (s->ready < 0)
 		s->ready = s->nfds;
-	if (s->ready > s->nfds)
-		return osm_fail(ctx, OSM_ERROR, "ready=%d is more than nfds=%d: at most the %d watched descriptors "
-				"can be ready; use ready=0..%d (or -1: all)", s->ready, s->nfds, s->nfds, s->nfds);
-	if (s->kind == FDS_TCP && s->ready != s->nfds)
-		return osm_fail(ctx, OSM_ERROR, "fds=tcp: an unconnected TCP socket always polls as POLLHUP, so all "
-				"%d are ready and ready=%d cannot be built; use fds=socketpair for ready < nfds",
-				s->nfds, s->ready);
 	char what[96];
 	snprintf(what, sizeof(what), "%d descriptors (about 4 KiB of kernel memory each)", s->nfds);
 	return osm_mem_fit(ctx, what, (int64_t)s->nfds * KERNEL_BYTES_PER_FD);
@@ -515,6 +531,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = select_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 	{
 		.name = "poll",
@@ -527,6 +544,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = poll_poll_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 	{
 		.name = "epoll",
@@ -540,6 +558,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = epoll_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 };
 
