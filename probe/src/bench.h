@@ -43,7 +43,7 @@ struct osm_param {
 /* Requirement flags (shown by `list`, checked before run). */
 #define OSM_NEEDS_ROOT     (1u << 0) /* skips without root */
 #define OSM_NEEDS_PEER     (1u << 1) /* needs --param peer= */
-#define OSM_NEEDS_FREE_CPU (1u << 2) /* wants a second CPU */
+#define OSM_NEEDS_FREE_CPU (1u << 2) /* its defaults want a second CPU (placement=cross_cpu: setup skips without) */
 #define OSM_HIDDEN         (1u << 8) /* test-only: not listed without --all, in no suite */
 
 /* Suite membership bits. */

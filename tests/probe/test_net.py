@@ -134,8 +134,21 @@ def test_cross_cpu_skips_on_one_cpu(probe):
     r = run_probe(probe, "run", "net.tcp_rtt", *TINY, preexec_fn=lambda: os.sched_setaffinity(0, {one}))
     assert r.rc == 0, r.stderr
     skip = r.of_type("skip")[0]
-    assert "placement=cross_cpu needs a second CPU" in skip["reason"] and "placement=same_cpu" in skip["reason"]
+    assert "placement=cross_cpu (the default) needs a second CPU" in skip["reason"], skip
+    assert "--param placement=same_cpu" in skip["reason"], skip
     assert skip["info"]["placement"] == "cross_cpu"
+
+
+def test_list_says_which_net_benchmarks_want_a_second_cpu(probe):
+    """placement=cross_cpu, the default, needs a second CPU: `list` says so
+    (requires: free_cpu); ICMP on loopback has no peer process."""
+    r = run_probe(probe, "list", "--json", jsonl=False)
+    assert r.rc == 0, r.stderr
+    requires = {b["name"]: b["requires"] for b in json.loads(r.stdout)["benchmarks"]
+                if b["family"] == "net"}
+    for name in ("net.tcp_rtt", "net.udp_rtt", "net.tcp_bw", "net.tcp_connect", "net.tcp_close"):
+        assert requires[name] == ["free_cpu"], (name, requires[name])
+    assert requires["net.icmp_rtt"] == []
 
 
 @pytest.mark.parametrize("bench,bad,allowed", [

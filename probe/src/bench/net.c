@@ -193,8 +193,8 @@ static int start_own(struct osm_ctx *ctx, struct net_peer *np)
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
 	if (cpu < 0)
 		return osm_fail(ctx, OSM_SKIP,
-				"placement=cross_cpu needs a second CPU: the probe may use only CPU %d here "
-				"(placement=same_cpu runs the peer on it)", ctx->cpu);
+				"placement=cross_cpu (the default) needs a second CPU: the probe may use only CPU %d "
+				"here; give --param placement=same_cpu to run the peer on it", ctx->cpu);
 	if (loopback_usable(np->family, err, sizeof(err)))
 		return osm_fail(ctx, OSM_SKIP, "family=%s: no %s loopback address here (%s: %s)",
 				net_families[np->family == AF_INET6], net_family_name(np->family),
@@ -455,6 +455,7 @@ static const struct osm_bench net_benches[] = {
 		.name = "tcp_rtt",
 		.desc = "TCP round trip of `size` bytes to the peer's echo (TCP_NODELAY), per round trip",
 		.unit = OSM_UNIT_NS,
+		.flags = OSM_NEEDS_FREE_CPU, /* placement=cross_cpu, the default */
 		.suites = OSM_SUITES_ALL,
 		.params = tcp_rtt_params,
 		.sweep_full = "size=1;size=64;size=1024;size=16384;size=65536;size=1M",
@@ -467,7 +468,7 @@ static const struct osm_bench net_benches[] = {
 		.name = "udp_rtt",
 		.desc = "UDP round trip of a `size`-byte datagram to the peer's echo, per answered round trip",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = udp_rtt_params,
 		.sweep = "size=16;size=1472;size=65507",
@@ -481,7 +482,7 @@ static const struct osm_bench net_benches[] = {
 		.name = "tcp_bw",
 		.desc = "TCP goodput of one stream to (send) or from (recv) the peer, steady state, bytes/s",
 		.unit = OSM_UNIT_BYTES_PER_S,
-		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = bw_params,
 		.sweep = "direction=send;direction=recv",
@@ -496,7 +497,7 @@ static const struct osm_bench net_benches[] = {
 		.name = "tcp_connect",
 		.desc = "TCP connect() to the peer until established (the close, a RST, untimed), per connect",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = connect_params,
 		.setup = net_connect_setup,
@@ -508,7 +509,7 @@ static const struct osm_bench net_benches[] = {
 		.name = "tcp_close",
 		.desc = "TCP teardown: active, own FIN until the peer's FIN; passive, asking the peer to close until EOF + close()",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = close_params,
 		.sweep = "side=active;side=passive",
