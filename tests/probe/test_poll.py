@@ -124,6 +124,31 @@ def test_inconsistent_parameters_are_refused_before_anything_runs(probe, bench, 
     assert r.rc == 2 and r.stdout == "" and why in r.stderr, r.stderr
 
 
+def described_numbers(text: str) -> list[int]:
+    """The descriptor numbers info.descriptors lists ("3..9, 11..13", "3..21 by 2", "5")."""
+    nums = []
+    part = re.search(r"numbers (.*?), (?:all ready|\d+ ready)", text).group(1)
+    for item in part.split(", "):
+        m = re.fullmatch(r"(\d+)\.\.(\d+)(?: by (\d+))?", item)
+        if m:
+            nums += range(int(m[1]), int(m[2]) + 1, int(m[3] or 1))
+        else:
+            nums.append(int(item))
+    return nums
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_info_names_exactly_the_watched_descriptors(probe, bench):
+    """nfds numbers, distinct, the highest extra.max_fd: never a range that
+    takes in a descriptor of the probe's own that is not watched."""
+    r = run_probe(probe, "run", bench, "--param", "nfds=10,100", "--param", "fds=tcp,socketpair", *TINY)
+    assert r.rc == 0, r.stderr
+    for res in r.of_type("result"):
+        nums = described_numbers(res["info"]["descriptors"])
+        assert len(nums) == len(set(nums)) == res["params"]["nfds"], res["info"]["descriptors"]
+        assert max(nums) == res["extra"]["max_fd"]
+
+
 def test_select_stops_at_fd_setsize(probe):
     """The probe holds stdin, stdout and stderr at least, so 1 024
     descriptors reach number 1 024: a skip naming FD_SETSIZE, never an

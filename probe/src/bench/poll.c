@@ -343,14 +343,41 @@ static int alloc_arrays(struct osm_ctx *ctx, struct poll_state *s)
 	return OSM_OK;
 }
 
+/* The watched descriptors' numbers exactly, in the order made: runs of a
+ * constant step as "3..13" or "3..21 by 2", others one by one ("3, 5"). */
+static void fd_numbers(const struct poll_state *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < s->nfds && off < len; ) {
+		int j = i + 1, step = j < s->nfds ? s->fds[j] - s->fds[i] : 0;
+		while (j < s->nfds && step > 0 && s->fds[j] - s->fds[j - 1] == step)
+			j++;
+		int n;
+		if (j - i >= 3 && step == 1)
+			n = snprintf(buf + off, len - off, "%s%d..%d", i ? ", " : "", s->fds[i], s->fds[j - 1]);
+		else if (j - i >= 3)
+			n = snprintf(buf + off, len - off, "%s%d..%d by %d", i ? ", " : "", s->fds[i], s->fds[j - 1],
+				     step);
+		else {
+			j = i + 1;
+			n = snprintf(buf + off, len - off, "%s%d", i ? ", " : "", s->fds[i]);
+		}
+		off += n > 0 ? (size_t)n : 0;
+		i = j;
+	}
+}
+
 static void describe(struct osm_ctx *ctx, const struct poll_state *s)
 {
+	char nums[OSM_INFO_LEN - 200];
+	fd_numbers(s, nums, sizeof(nums));
 	if (s->kind == FDS_TCP)
-		osm_add_info(ctx, "descriptors", "%d unconnected TCP sockets (AF_INET, SOCK_STREAM), numbers %d..%d, "
-			     "all ready (POLLHUP)", s->nfds, s->fds[0], s->maxfd);
+		osm_add_info(ctx, "descriptors", "%d unconnected TCP sockets (AF_INET, SOCK_STREAM), numbers %s, "
+			     "all ready (POLLHUP)", s->nfds, nums);
 	else
-		osm_add_info(ctx, "descriptors", "%d AF_UNIX stream socket pair ends, numbers %d..%d, %d ready (the "
-			     "first ones: 1 byte pending, POLLIN), %d with nothing pending", s->nfds, s->fds[0], s->maxfd,
+		osm_add_info(ctx, "descriptors", "%d AF_UNIX stream socket pair ends, numbers %s, %d ready (the "
+			     "first ones: 1 byte pending, POLLIN), %d with nothing pending", s->nfds, nums,
 			     s->ready, s->nfds - s->ready);
 	osm_add_extra(ctx, "ready", s->ready);
 	osm_add_extra(ctx, "max_fd", s->maxfd);
