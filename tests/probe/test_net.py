@@ -559,6 +559,24 @@ def test_icmp_ping_socket_raw_socket_and_skip(probe):
 
 
 @needs_root
+@pytest.mark.parametrize("route,words", [
+    ("unreachable", "host unreachable"),
+    ("prohibit", "prohibited"),
+])
+def test_icmp_to_an_unreachable_host_names_the_icmp_error(probe, route, words):
+    """An unreachable host is named so, never 'refused ... nothing listens
+    there' (a TCP or UDP port's words); peer_version claims no answer."""
+    with netns() as ns:
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "route", "add", route, "10.255.255.1"], check=True)
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647"],
+                       check=True)
+        recs = in_netns(ns, probe, "net.icmp_rtt", "--param", "peer=10.255.255.1", "--param", "method=ping")
+    err = next(x for x in recs if x["type"] == "error")
+    assert f"peer 10.255.255.1: {words}" in err["message"] and "nothing listens" not in err["message"], err
+    assert "answers" not in err["info"].get("peer_version", ""), err["info"]
+
+
+@needs_root
 def test_icmp_echoes_ignored_are_losses_then_an_error(probe):
     with netns() as ns:
         def ignore(on: int) -> None:

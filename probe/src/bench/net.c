@@ -228,6 +228,7 @@ int net_peer_host(struct osm_ctx *ctx, struct net_peer *np, struct sockaddr_stor
 {
 	memset(np, 0, sizeof(*np));
 	np->what = "echoes";
+	np->icmp = 1;
 	np->family = osm_param_int(ctx, "family") == 1 ? AF_INET6 : AF_INET;
 	const char *spec = osm_param_str(ctx, "peer");
 	memset(ss, 0, sizeof(*ss));
@@ -344,6 +345,27 @@ ssize_t net_recv_all(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* An ICMP error the kernel reported on the socket (or a route's verdict
+ * before anything was sent), in words; NULL for another errno. */
+static const char *unreachable_words(int e)
+{
+	switch (e) {
+	case EHOSTUNREACH:
+		return "host unreachable (an ICMP host unreachable came back, a route says unreachable, or no "
+		       "neighbour answered ARP/ND)";
+	case ENETUNREACH:
+		return "network unreachable (an ICMP network unreachable came back, or no route)";
+	case EHOSTDOWN:
+		return "host down";
+	case EACCES:
+	case EPERM:
+		return "prohibited (an ICMP administratively prohibited came back, a prohibit route, or a firewall)";
+	case ENOPROTOOPT:
+		return "protocol unreachable (an ICMP protocol unreachable came back)";
+	}
+	return NULL;
+}
+
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call)
 {
 	unsigned long long n = (unsigned long long)np->done;
@@ -357,6 +379,13 @@ int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const
 	if (e == ECONNRESET || e == EPIPE)
 		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s", np->addr,
 				call, strerror(e), n, np->what);
+	const char *w = unreachable_words(e);
+	if (w)
+		return osm_fail(ctx, OSM_ERROR, "peer %s: %s (%s: %s) after %llu %s", np->addr, w, call, strerror(e),
+				n, np->what);
+	if (e == ECONNREFUSED && np->icmp) /* ICMP has no port: a destination unreachable (port) */
+		return osm_fail(ctx, OSM_ERROR, "peer %s: an ICMP destination unreachable (port unreachable) came "
+				"back (%s: %s) after %llu %s", np->addr, call, strerror(e), n, np->what);
 	if (e == ECONNREFUSED)
 		return osm_fail(ctx, OSM_ERROR, "peer %s refused (%s: nothing listens there) after %llu %s",
 				np->addr, call, n, np->what);
