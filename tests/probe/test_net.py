@@ -393,6 +393,36 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
         srv.communicate(timeout=10)
 
 
+@pytest.mark.parametrize("bench,params", [
+    ("net.tcp_bw", ["direction=recv"]),
+    ("net.tcp_bw", ["direction=send"]),
+    ("net.udp_rtt", []),
+    ("net.tcp_rtt", ["size=64K"]),
+])
+def test_a_session_ended_at_the_peers_limits_says_so(probe, bench, params):
+    """serve --session-bytes 100k closes a session early: the client's error
+    names the peer's limits as a likely cause."""
+    if not serve_available(probe):
+        pytest.skip("this probe has no serve command")
+    port = free_port()
+    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", "--session-bytes", "100k"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        args = [a for p in params for a in ("--param", p)]
+        r = run_probe(probe, "run", bench, "--param", f"peer=127.0.0.1:{port}", *args, *TINY)
+        msg = r.of_type("error")[0]["message"]
+        assert "the peer may have ended the session at its limits" in msg and "--session-bytes" in msg, msg
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.communicate(timeout=10)
+
+
 # ---- the own peer dies mid-run -------------------------------------------
 
 

@@ -369,16 +369,19 @@ static const char *unreachable_words(int e)
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call)
 {
 	unsigned long long n = (unsigned long long)np->done;
+	/* A peer ends a session at its limits (docs/peer.md) by closing it. */
+	const char *limits = np->remote ? "; the peer may have ended the session at its limits (serve "
+					  "--session-time / --session-bytes: its log says so)" : "";
 	if (r == 0)
-		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s", np->addr, n,
-				np->what);
+		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s%s", np->addr, n,
+				np->what, limits);
 	int e = errno;
 	if (e == EAGAIN || e == EWOULDBLOCK || e == EINPROGRESS)
 		return osm_fail(ctx, OSM_ERROR, "peer %s did not answer within %d s (%s) after %llu %s", np->addr,
 				NET_IO_TIMEOUT_S, call, n, np->what);
 	if (e == ECONNRESET || e == EPIPE)
-		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s", np->addr,
-				call, strerror(e), n, np->what);
+		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s%s", np->addr,
+				call, strerror(e), n, np->what, limits);
 	const char *w = unreachable_words(e);
 	if (w)
 		return osm_fail(ctx, OSM_ERROR, "peer %s: %s (%s: %s) after %llu %s", np->addr, w, call, strerror(e),
