@@ -366,11 +366,14 @@ def serve_available(probe: str) -> bool:
     return "unknown command" not in (p.stderr + p.stdout)
 
 
-def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
+@contextmanager
+def serve(probe: str, *args: str) -> Iterator[int]:
+    """`osmeter-probe serve` on a free loopback port with args, once it
+    accepts connections; its port. Stopped (SIGTERM) and reaped on every path."""
     if not serve_available(probe):
-        pytest.skip("this probe has no serve command yet (branch peer)")
+        pytest.skip("this probe has no serve command")
     port = free_port()
-    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", "--token", "right"],
+    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", *args],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
@@ -379,6 +382,14 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
+        yield port
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.communicate(timeout=10)
+
+
+def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
+    with serve(probe, "--token", "right") as port:
         token = tmp_path / "token"
         token.write_text("wrong\n")
         r = run_probe(probe, "run", "net.tcp_rtt", "--param", f"peer=127.0.0.1:{port}",
@@ -388,9 +399,6 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
         r = run_probe(probe, "run", "net.tcp_rtt", "--param", f"peer=127.0.0.1:{port}",
                       "--param", f"token_file={token}", *TINY)
         assert r.rc == 0 and r.result("net.tcp_rtt")["placement"] == "remote", r.stderr
-    finally:
-        srv.send_signal(signal.SIGTERM)
-        srv.communicate(timeout=10)
 
 
 @pytest.mark.parametrize("bench,params", [
@@ -402,25 +410,11 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
 def test_a_session_ended_at_the_peers_limits_says_so(probe, bench, params):
     """serve --session-bytes 100k closes a session early: the client's error
     names the peer's limits as a likely cause."""
-    if not serve_available(probe):
-        pytest.skip("this probe has no serve command")
-    port = free_port()
-    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", "--session-bytes", "100k"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+    with serve(probe, "--session-bytes", "100k") as port:
         args = [a for p in params for a in ("--param", p)]
         r = run_probe(probe, "run", bench, "--param", f"peer=127.0.0.1:{port}", *args, *TINY)
-        msg = r.of_type("error")[0]["message"]
-        assert "the peer may have ended the session at its limits" in msg and "--session-bytes" in msg, msg
-    finally:
-        srv.send_signal(signal.SIGTERM)
-        srv.communicate(timeout=10)
+    msg = r.of_type("error")[0]["message"]
+    assert "the peer may have ended the session at its limits" in msg and "--session-bytes" in msg, msg
 
 
 # ---- the own peer dies mid-run -------------------------------------------
