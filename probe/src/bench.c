@@ -14,24 +14,23 @@
 
 /* The value of a parameter the benchmark declared; asking for one it did
  * not declare is a bug in the benchmark, caught at its first run. */
-int64_t osm_param_int(const struct osm_ctx *ctx, const char *name)
+const struct osm_pval *osm_pval_of(const struct osm_bench *b, const struct osm_pval *params, const char *name)
 {
-	const struct osm_bench *b = ctx->bench;
 	for (int i = 0; b->params && b->params[i].name; i++)
 		if (!strcmp(b->params[i].name, name))
-			return ctx->params[i].i;
+			return &params[i];
 	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
 	abort();
 }
 
+int64_t osm_param_int(const struct osm_ctx *ctx, const char *name)
+{
+	return osm_pval_of(ctx->bench, ctx->params, name)->i;
+}
+
 const char *osm_param_str(const struct osm_ctx *ctx, const char *name)
 {
-	const struct osm_bench *b = ctx->bench;
-	for (int i = 0; b->params && b->params[i].name; i++)
-		if (!strcmp(b->params[i].name, name))
-			return ctx->params[i].s;
-	fprintf(stderr, "osmeter-probe: internal error: %s has no parameter %s\n", b->name, name);
-	abort();
+	return osm_pval_of(ctx->bench, ctx->params, name)->s;
 }
 
 /* fmt formatted into buf (len bytes); when it does not fit, formatted whole

@@ -43,7 +43,7 @@ struct osm_param {
 /* Requirement flags (shown by `list`, checked before run). */
 #define OSM_NEEDS_ROOT     (1u << 0) /* skips without root */
 #define OSM_NEEDS_PEER     (1u << 1) /* needs --param peer= */
-#define OSM_NEEDS_FREE_CPU (1u << 2) /* wants a second CPU */
+#define OSM_NEEDS_FREE_CPU (1u << 2) /* its defaults want a second CPU (placement=cross_cpu: setup skips without) */
 #define OSM_HIDDEN         (1u << 8) /* test-only: not listed without --all, in no suite */
 
 /* Suite membership bits. */
@@ -151,6 +151,16 @@ struct osm_bench {
 	int (*setup)(struct osm_ctx *ctx);           /* may be NULL */
 	int (*run)(struct osm_ctx *ctx, uint64_t batch); /* do `batch` operations */
 	void (*teardown)(struct osm_ctx *ctx);       /* may be NULL; always called after setup() succeeded */
+	/* May be NULL. Refuses, before anything runs, values that are each
+	 * allowed alone but cannot be built together (poll: ready > nfds), or
+	 * a string parameter that is malformed (net: peer=): returns 0, or -1
+	 * with the reason in err, and the whole command exits 2. params are in
+	 * params[] order (osm_pval_of finds one by name). Called for every
+	 * instance `run` makes (names, suites, sweeps, --param lists) and for
+	 * every sweep by the catalogue's start-up self-check. What only the
+	 * run can know (a file that may appear later, the machine's CPUs)
+	 * stays a skip or an error of setup(). */
+	int (*check)(const struct osm_bench *b, const struct osm_pval *params, char *err, size_t len);
 };
 
 struct osm_family {
@@ -161,6 +171,9 @@ struct osm_family {
 };
 
 /* Helpers for benchmarks (bench.c). */
+/* The value of b's parameter name in params (params[] order); a name b
+ * does not declare is a bug (abort). */
+const struct osm_pval *osm_pval_of(const struct osm_bench *b, const struct osm_pval *params, const char *name);
 int64_t osm_param_int(const struct osm_ctx *ctx, const char *name);
 const char *osm_param_str(const struct osm_ctx *ctx, const char *name);
 /* Sets ctx->msg and returns st. A message longer than OSM_MSG_LEN - 1 keeps

@@ -367,7 +367,45 @@ int osm_suite_instances(unsigned bit, struct osm_instance **out)
 	return n;
 }
 
-/* 1 (err set) when a sweep string does not parse for b. */
+/* ", k=v" for each value of in that differs from its default. */
+static void label_values(const struct osm_instance *in, char *buf, size_t len)
+{
+	size_t off = 0;
+	char sh[OSM_SHOW_LEN];
+	buf[0] = 0;
+	for (int i = 0; i < osm_nparams(in->bench) && off < len; i++) {
+		const struct osm_param *p = &in->bench->params[i];
+		const struct osm_pval *v = &in->params[i];
+		int n = 0;
+		if (p->type == OSM_P_STR && strcmp(v->s, p->def_str ? p->def_str : ""))
+			n = snprintf(buf + off, len - off, ", %s=%s", p->name, osm_shorten(v->s, sh, sizeof(sh)));
+		else if (p->type == OSM_P_ENUM && v->i != p->def)
+			n = snprintf(buf + off, len - off, ", %s=%s", p->name, p->choices[v->i]);
+		else if (p->type != OSM_P_STR && p->type != OSM_P_ENUM && v->i != p->def)
+			n = snprintf(buf + off, len - off, ", %s=%lld", p->name, (long long)v->i);
+		off += n > 0 ? (size_t)n : 0;
+	}
+}
+
+int osm_instance_check(const struct osm_instance *in, char *err, size_t len)
+{
+	char why[1024], name[128], vals[600];
+	if (!in->bench->check)
+		return 0;
+	why[0] = 0;
+	if (!in->bench->check(in->bench, in->params, why, sizeof(why)))
+		return 0;
+	osm_full_name(in->fam, in->bench, name, sizeof(name));
+	label_values(in, vals, sizeof(vals));
+	if (vals[0])
+		snprintf(err, len, "%s (%s): %s", name, vals + 2, why);
+	else
+		snprintf(err, len, "%s (its defaults): %s", name, why);
+	return -1;
+}
+
+/* 1 (err set) when a sweep string does not parse for b, or one of its
+ * instances fails b's check. */
 static int bad_sweep(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
 		     const char *name, char *err, size_t len)
 {
@@ -379,6 +417,11 @@ static int bad_sweep(const struct osm_family *f, const struct osm_bench *b, cons
 		snprintf(err, len, "%s: bad sweep '%s'", name, sweep);
 		return 1;
 	}
+	for (int i = 0; i < m; i++)
+		if (osm_instance_check(&s[i], err, len)) {
+			free(s);
+			return 1;
+		}
 	free(s);
 	return 0;
 }

@@ -36,6 +36,11 @@ int osm_instance_set(struct osm_instance *in, const char *key, const char *value
 /* Applies "k=v[,k=v]" (one sweep element). Same returns as above. */
 int osm_instance_apply(struct osm_instance *in, const char *assignments, char *err, size_t len);
 
+/* The benchmark's check (bench.h) of the instance's values together:
+ * 0, or -1 with err "NAME (k=v, ...): the reason" naming the instance by
+ * its values that differ from the defaults. */
+int osm_instance_check(const struct osm_instance *in, char *err, size_t len);
+
 /* Suite name -> OSM_SUITE_* bit, or 0 for an unknown name. */
 unsigned osm_suite_bit(const char *name);
 extern const char *const osm_suite_names[]; /* NULL-terminated */

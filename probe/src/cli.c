@@ -470,6 +470,11 @@ static int make_instances(int argc, char **argv, struct pstate *st, char *err, s
 		if (!dup)
 			all[k++] = all[i];
 	}
+	for (int i = 0; i < k; i++)
+		if (osm_instance_check(&all[i], err, len)) {
+			free(all);
+			return -1;
+		}
 	o->instances = all;
 	o->n_instances = k;
 	return 0;

@@ -134,29 +134,38 @@ static int read_answer(const struct osm_peer *p, int fd, char *line, size_t len,
 	}
 }
 
-/* "OK VERSION rest": the version into p, rest into answer. */
+/* dst: src's first n bytes (at most len - 1) with every byte that is not
+ * printable ASCII as '?': nothing a peer sends reaches a terminal or a
+ * record as a control sequence. */
+static void printable(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t k = 0;
+	for (; k < n && k + 1 < len && src[k]; k++)
+		dst[k] = src[k] >= 0x20 && src[k] < 0x7f ? src[k] : '?';
+	dst[k] = 0;
+}
+
+/* "OK VERSION rest": the version into p, rest into answer; both, and an
+ * "ERR reason" line, printable ASCII only (printable()). */
 static int take_answer(struct osm_peer *p, const char *line, char *answer, size_t anslen, char *err,
 		       size_t errlen)
 {
 	char sh[OSM_PEER_HELLO_MAX];
 	if (!strncmp(line, "ERR ", 4)) {
-		snprintf(err, errlen, "peer %s refused: %s", p->where, line);
+		printable(sh, sizeof(sh), line, strlen(line));
+		snprintf(err, errlen, "peer %s refused: %s", p->where, sh);
 		return -1;
 	}
 	const char *v = line + 3, *sp = strchr(v, ' ');
 	size_t vl = sp ? (size_t)(sp - v) : strlen(v);
 	if (strncmp(line, "OK ", 3) || !vl || vl >= sizeof(p->version)) {
-		size_t k = 0;
-		for (; line[k] && k < 64; k++)
-			sh[k] = line[k] >= 0x20 && line[k] < 0x7f ? line[k] : '?';
-		sh[k] = 0;
+		printable(sh, 65, line, 64);
 		snprintf(err, errlen, "peer %s answered '%s', not an osmeter peer's OK or ERR", p->where, sh);
 		return -1;
 	}
-	memcpy(p->version, v, vl);
-	p->version[vl] = 0;
+	printable(p->version, sizeof(p->version), v, vl);
 	if (answer && anslen)
-		snprintf(answer, anslen, "%s", sp ? sp + 1 : "");
+		printable(answer, anslen, sp ? sp + 1 : "", OSM_PEER_HELLO_MAX);
 	return 0;
 }
 

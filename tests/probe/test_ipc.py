@@ -89,6 +89,19 @@ def test_bandwidth_transfer_size(probe):
     assert res["extra"]["total_bytes"] == 1 << 20 and 20e6 < res["median"] < 200e9
 
 
+def test_a_write_bigger_than_the_default_total_is_one_whole_write(probe):
+    """size above lmbench's 10 MiB: the default total is one write of size,
+    never a quietly smaller write; an explicit total below size is refused
+    before anything runs."""
+    r = run_probe(probe, "run", "ipc.pipe_bw", "--param", "size=16M", *TINY)
+    assert r.rc == 0, r.stderr
+    assert r.result("ipc.pipe_bw")["extra"]["total_bytes"] == 16 << 20
+    for bench in ("ipc.pipe_bw", "ipc.unix_bw"):
+        r = run_probe(probe, "run", "syscall.getuid", bench, "--param", "size=1M", "--param", "total=512K", *TINY)
+        assert r.rc == 2 and r.stdout == "", r.stdout
+        assert f"{bench} (size=1048576, total=524288): total=524288 is less than size=1048576" in r.stderr, r.stderr
+
+
 def test_a_datagram_over_the_socket_limit_is_a_skip(probe):
     limit = wmem_default() - 32
     r = run_probe(probe, "run", "ipc.unix_lat", "ipc.unix_bw", "--param", "type=dgram",

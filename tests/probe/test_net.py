@@ -134,8 +134,21 @@ def test_cross_cpu_skips_on_one_cpu(probe):
     r = run_probe(probe, "run", "net.tcp_rtt", *TINY, preexec_fn=lambda: os.sched_setaffinity(0, {one}))
     assert r.rc == 0, r.stderr
     skip = r.of_type("skip")[0]
-    assert "placement=cross_cpu needs a second CPU" in skip["reason"] and "placement=same_cpu" in skip["reason"]
+    assert "placement=cross_cpu (the default) needs a second CPU" in skip["reason"], skip
+    assert "--param placement=same_cpu" in skip["reason"], skip
     assert skip["info"]["placement"] == "cross_cpu"
+
+
+def test_list_says_which_net_benchmarks_want_a_second_cpu(probe):
+    """placement=cross_cpu, the default, needs a second CPU: `list` says so
+    (requires: free_cpu); ICMP on loopback has no peer process."""
+    r = run_probe(probe, "list", "--json", jsonl=False)
+    assert r.rc == 0, r.stderr
+    requires = {b["name"]: b["requires"] for b in json.loads(r.stdout)["benchmarks"]
+                if b["family"] == "net"}
+    for name in ("net.tcp_rtt", "net.udp_rtt", "net.tcp_bw", "net.tcp_connect", "net.tcp_close"):
+        assert requires[name] == ["free_cpu"], (name, requires[name])
+    assert requires["net.icmp_rtt"] == []
 
 
 @pytest.mark.parametrize("bench,bad,allowed", [
@@ -172,12 +185,33 @@ def test_a_peer_where_nothing_listens_is_a_quick_error(probe):
         assert e["info"]["placement"] == "remote"
 
 
-def test_a_family_the_peer_address_contradicts_is_an_error(probe):
-    r = run_probe(probe, "run", "net.tcp_rtt", "--param", "peer=[::1]:7478", *TINY)
-    assert r.rc == 1
-    assert "give family=ipv6" in r.of_type("error")[0]["message"]
-    r = run_probe(probe, "run", "net.icmp_rtt", "--param", "peer=127.0.0.1", "--param", "family=ipv6", *TINY)
-    assert "give family=ipv4" in r.of_type("error")[0]["message"]
+@pytest.mark.parametrize("bench,params,why", [
+    ("net.tcp_rtt", ["peer=nothing"], "'nothing' is not a numeric IPv4 or IPv6 address"),
+    ("net.tcp_rtt", ["peer=1.2.3.4:0"], "port 0; give the port the peer listens on"),
+    ("net.tcp_bw", ["peer=127.0.0.1:abc"], "'abc' is not an integer"),
+    ("net.tcp_connect", ["peer=:7478"], "no host"),
+    ("net.udp_rtt", ["peer=[::1"], "write an IPv6 address as [ADDR]"),
+    ("net.tcp_close", ["peer=[::1]"], "is an IPv6 address but family=ipv4: give family=ipv6"),
+    ("net.tcp_rtt", ["peer=[::1]:7478"], "is an IPv6 address but family=ipv4: give family=ipv6"),
+    ("net.icmp_rtt", ["peer=127.0.0.1", "family=ipv6"], "is an IPv4 address but family=ipv6: give family=ipv4"),
+])
+def test_a_malformed_or_contradicted_peer_is_refused_before_anything_runs(probe, bench, params, why):
+    """peer= is checked with family= when the instances are made (bench.h's
+    check): exit 2 naming the instance and the reason, no record, nothing
+    run; through a suite too."""
+    args = [a for p in params for a in ("--param", p)]
+    r = run_probe(probe, "run", "syscall.getuid", bench, *args, *TINY)
+    assert r.rc == 2 and r.stdout == "", r.stdout
+    assert f"{bench} (" in r.stderr and why in r.stderr, r.stderr
+    r = run_probe(probe, "run", "--suite", "standard", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "" and why in r.stderr, r.stderr
+
+
+def test_icmp_takes_a_peer_without_a_port(probe):
+    """ICMP has no port: peer=HOST:0 is the host (checked, not refused)."""
+    r = run_probe(probe, "run", "net.icmp_rtt", "--param", "peer=127.0.0.1:0", *TINY)
+    assert r.rc in (0, 1) and r.of_type("end"), r.stderr
+    assert "port 0" not in r.stdout
 
 
 # ---- a peer given by peer= -------------------------------------------------
@@ -188,8 +222,8 @@ class FakePeer:
     hello with OK (or ERR token), echoes, takes close sessions, and can hang
     up an echo session after `echo_limit` bytes (a peer that goes away)."""
 
-    def __init__(self, token: str = "", echo_limit: int | None = None):
-        self.token, self.echo_limit = token, echo_limit
+    def __init__(self, token: str = "", echo_limit: int | None = None, answer: bytes = b"OK 9.9.9-fake\n"):
+        self.token, self.echo_limit, self.answer = token, echo_limit, answer
         self.lsock = socket.create_server(("127.0.0.1", 0))
         self.port = self.lsock.getsockname()[1]
         self.hellos: list[str] = []
@@ -220,7 +254,9 @@ class FakePeer:
             if self.token and f"token={self.token}" not in words:
                 conn.sendall(b"ERR token\n")
                 return
-            conn.sendall(b"OK 9.9.9-fake\n")
+            conn.sendall(self.answer)
+            if not self.answer.startswith(b"OK "):
+                return
             if words[2] == "echo":
                 self._echo(conn)
             else:
@@ -293,6 +329,27 @@ def test_a_wrong_token_shows_the_peers_refusal(probe, tmp_path):
     assert "token_file" in r.of_type("error")[0]["message"] and "No such file" in r.of_type("error")[0]["message"]
 
 
+EVIL = "\x1b[31mevil\x1b[0m mtu=\x1b]0;pwned\x07 udp_port=0 cookie=zz"
+
+
+def no_control(text: str) -> bool:
+    return not any(ord(c) < 0x20 and c not in "\n\t" or ord(c) == 0x7f for c in text)
+
+
+@pytest.mark.parametrize("answer", [f"OK {EVIL}", f"ERR {EVIL}"])
+def test_what_a_peer_sends_reaches_no_terminal_or_record_unfiltered(probe, answer):
+    """A peer's answer (version, key=value words, an ERR reason) is kept or
+    printed as printable ASCII only: no terminal escape gets through."""
+    with fake_peer(answer=answer.encode() + b"\n") as peer:
+        r = run_probe(probe, "run", "net.udp_rtt", "net.tcp_connect", "--param", f"peer=127.0.0.1:{peer.port}",
+                      *TINY)
+    assert no_control(r.stdout) and no_control(r.stderr), (r.stdout, r.stderr)
+    assert "\\u001b" not in r.stdout and "\\u0007" not in r.stdout, r.stdout
+    said = [e["message"] for e in r.of_type("error")] + [x["info"].get("peer_version", "") for x in r.records
+                                                        if x["type"] in ("result", "error")]
+    assert any("?[31mevil?[0m" in m for m in said), said
+
+
 def test_a_peer_that_hangs_up_is_an_error_and_the_run_goes_on(probe):
     with fake_peer(echo_limit=300) as peer:
         r = run_probe(probe, "run", "net.tcp_rtt", "syscall.getuid", "--param", f"peer=127.0.0.1:{peer.port}",
@@ -300,7 +357,7 @@ def test_a_peer_that_hangs_up_is_an_error_and_the_run_goes_on(probe):
     assert r.rc == 1
     msg = r.of_type("error")[0]["message"]
     # EOF, or a RST when a byte of the next round trip was still unread
-    assert re.fullmatch(rf"peer 127\.0\.0\.1:{peer.port} (closed|reset) the connection.* after \d+ round trips", msg), msg
+    assert re.fullmatch(rf"peer 127\.0\.0\.1:{peer.port} (closed|reset) the connection.* after \d+ round trips(; the peer may have .*)?", msg), msg
     r.result("syscall.getuid")
 
 
@@ -309,11 +366,14 @@ def serve_available(probe: str) -> bool:
     return "unknown command" not in (p.stderr + p.stdout)
 
 
-def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
+@contextmanager
+def serve(probe: str, *args: str) -> Iterator[int]:
+    """`osmeter-probe serve` on a free loopback port with args, once it
+    accepts connections; its port. Stopped (SIGTERM) and reaped on every path."""
     if not serve_available(probe):
-        pytest.skip("this probe has no serve command yet (branch peer)")
+        pytest.skip("this probe has no serve command")
     port = free_port()
-    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", "--token", "right"],
+    srv = subprocess.Popen([probe, "serve", "--listen", f"127.0.0.1:{port}", *args],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
@@ -322,6 +382,14 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
+        yield port
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.communicate(timeout=10)
+
+
+def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
+    with serve(probe, "--token", "right") as port:
         token = tmp_path / "token"
         token.write_text("wrong\n")
         r = run_probe(probe, "run", "net.tcp_rtt", "--param", f"peer=127.0.0.1:{port}",
@@ -331,9 +399,22 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
         r = run_probe(probe, "run", "net.tcp_rtt", "--param", f"peer=127.0.0.1:{port}",
                       "--param", f"token_file={token}", *TINY)
         assert r.rc == 0 and r.result("net.tcp_rtt")["placement"] == "remote", r.stderr
-    finally:
-        srv.send_signal(signal.SIGTERM)
-        srv.communicate(timeout=10)
+
+
+@pytest.mark.parametrize("bench,params", [
+    ("net.tcp_bw", ["direction=recv"]),
+    ("net.tcp_bw", ["direction=send"]),
+    ("net.udp_rtt", []),
+    ("net.tcp_rtt", ["size=64K"]),
+])
+def test_a_session_ended_at_the_peers_limits_says_so(probe, bench, params):
+    """serve --session-bytes 100k closes a session early: the client's error
+    names the peer's limits as a likely cause."""
+    with serve(probe, "--session-bytes", "100k") as port:
+        args = [a for p in params for a in ("--param", p)]
+        r = run_probe(probe, "run", bench, "--param", f"peer=127.0.0.1:{port}", *args, *TINY)
+    msg = r.of_type("error")[0]["message"]
+    assert "the peer may have ended the session at its limits" in msg and "--session-bytes" in msg, msg
 
 
 # ---- the own peer dies mid-run -------------------------------------------
@@ -499,6 +580,24 @@ def test_icmp_ping_socket_raw_socket_and_skip(probe):
         nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
         skip = next(x for x in in_netns(ns, probe, "net.icmp_rtt", user=nobody) if x["type"] == "skip")
         assert 'net.ipv4.ping_group_range (now "1 0"' in skip["reason"] and "CAP_NET_RAW" in skip["reason"], skip
+
+
+@needs_root
+@pytest.mark.parametrize("route,words", [
+    ("unreachable", "host unreachable"),
+    ("prohibit", "prohibited"),
+])
+def test_icmp_to_an_unreachable_host_names_the_icmp_error(probe, route, words):
+    """An unreachable host is named so, never 'refused ... nothing listens
+    there' (a TCP or UDP port's words); peer_version claims no answer."""
+    with netns() as ns:
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "route", "add", route, "10.255.255.1"], check=True)
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ping_group_range=0 2147483647"],
+                       check=True)
+        recs = in_netns(ns, probe, "net.icmp_rtt", "--param", "peer=10.255.255.1", "--param", "method=ping")
+    err = next(x for x in recs if x["type"] == "error")
+    assert f"peer 10.255.255.1: {words}" in err["message"] and "nothing listens" not in err["message"], err
+    assert "answers" not in err["info"].get("peer_version", ""), err["info"]
 
 
 @needs_root

@@ -103,21 +103,50 @@ def test_bad_parameters_are_refused_before_anything_runs(probe, bench, bad, allo
     assert allowed in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("params,why", [
-    (["nfds=10", "fds=socketpair", "ready=11"], "ready=11 is more than nfds=10"),
-    (["nfds=10", "ready=3"], "fds=tcp"),
+@pytest.mark.parametrize("bench,params,why", [
+    ("poll.poll", ["nfds=10", "fds=socketpair", "ready=11"], "ready=11 is more than nfds=10"),
+    ("poll.poll", ["nfds=10", "ready=3"], "fds=tcp"),
+    ("poll.select", ["fds=tcp", "ready=0"], "fds=tcp"),
+    ("poll.epoll", ["nfds=5,10", "fds=socketpair", "ready=7"], "ready=7 is more than nfds=5"),
 ])
-def test_inconsistent_parameters_are_an_error_with_the_reason(probe, params, why):
-    """Each value alone is in range, so the catalogue passes them; the
-    benchmark refuses their combination before making a descriptor."""
+def test_inconsistent_parameters_are_refused_before_anything_runs(probe, bench, params, why):
+    """Each value alone is in range, so the catalogue passes them; their
+    combination is refused (bench.h's check) before the first benchmark
+    runs: exit 2, the instance and the reason named, no record written."""
     args = [a for p in params for a in ("--param", p)]
-    r = run_probe(probe, "run", "poll.poll", *args, *TINY)
-    assert r.rc == 1, r.stderr
-    assert not r.of_type("result")
-    err = r.of_type("error")
-    assert len(err) == 1 and why in err[0]["message"], err
+    r = run_probe(probe, "run", bench, "syscall.getuid", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "", r.stdout
+    assert f"{bench} (" in r.stderr and why in r.stderr, r.stderr
     if "fds=tcp" in why:
-        assert "fds=socketpair" in err[0]["message"]
+        assert "fds=socketpair" in r.stderr
+    # The same through a suite.
+    r = run_probe(probe, "run", "--suite", "standard", *args, *TINY)
+    assert r.rc == 2 and r.stdout == "" and why in r.stderr, r.stderr
+
+
+def described_numbers(text: str) -> list[int]:
+    """The descriptor numbers info.descriptors lists ("3..9, 11..13", "3..21 by 2", "5")."""
+    nums = []
+    part = re.search(r"numbers (.*?), (?:all ready|\d+ ready)", text).group(1)
+    for item in part.split(", "):
+        m = re.fullmatch(r"(\d+)\.\.(\d+)(?: by (\d+))?", item)
+        if m:
+            nums += range(int(m[1]), int(m[2]) + 1, int(m[3] or 1))
+        else:
+            nums.append(int(item))
+    return nums
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_info_names_exactly_the_watched_descriptors(probe, bench):
+    """nfds numbers, distinct, the highest extra.max_fd: never a range that
+    takes in a descriptor of the probe's own that is not watched."""
+    r = run_probe(probe, "run", bench, "--param", "nfds=10,100", "--param", "fds=tcp,socketpair", *TINY)
+    assert r.rc == 0, r.stderr
+    for res in r.of_type("result"):
+        nums = described_numbers(res["info"]["descriptors"])
+        assert len(nums) == len(set(nums)) == res["params"]["nfds"], res["info"]["descriptors"]
+        assert max(nums) == res["extra"]["max_fd"]
 
 
 def test_select_stops_at_fd_setsize(probe):

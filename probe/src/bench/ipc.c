@@ -27,7 +27,8 @@ static const char *const types[] = {"stream", "dgram", NULL};
 #define BW_SIZE {.name = "size", .type = OSM_P_SIZE, .def = 64 * KIB, .min = 1, .max = 16 * MIB, \
 		 .help = "bytes per write() and per read() (lmbench: 64 KiB)"}
 #define BW_TOTAL {.name = "total", .type = OSM_P_SIZE, .def = 0, .min = 0, .max = 1024 * MIB, \
-		  .help = "bytes per timed transfer; 0: lmbench's 10 MiB, or 1024 writes when that is less"}
+		  .help = "bytes per timed transfer, at least size; 0: lmbench's 10 MiB, or 1024 writes when that is less, " \
+			  "or one write when size is more"}
 #define LEB_SIZE {.name = "size", .type = OSM_P_SIZE, .def = 1, .min = 1, .max = 64 * MIB, \
 		  .help = "bytes per call (LEBench: 1 and 96000)"}
 #define PER_CONN {.name = "per_conn", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1000, \
@@ -62,6 +63,7 @@ static const struct osm_bench ipc_benches[] = {
 		.setup = ipc_pipe_bw_setup,
 		.run = ipc_bw_run,
 		.teardown = ipc_bw_teardown,
+		.check = ipc_bw_check,
 	},
 	{
 		.name = "unix_lat",
@@ -84,6 +86,7 @@ static const struct osm_bench ipc_benches[] = {
 		.setup = ipc_unix_bw_setup,
 		.run = ipc_bw_run,
 		.teardown = ipc_bw_teardown,
+		.check = ipc_bw_check,
 	},
 	{
 		.name = "unix_send",

@@ -95,6 +95,8 @@ void ipc_lat_teardown(struct osm_ctx *ctx);
 /* ipc_bw.c: ipc.pipe_bw, ipc.unix_bw */
 int ipc_pipe_bw_setup(struct osm_ctx *ctx);
 int ipc_unix_bw_setup(struct osm_ctx *ctx);
+/* bench.h's check of pipe_bw and unix_bw: an explicit total below size. */
+int ipc_bw_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len);
 int ipc_bw_run(struct osm_ctx *ctx, uint64_t batch);
 void ipc_bw_teardown(struct osm_ctx *ctx);
 

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,6 +88,17 @@ static int transfer(struct osm_ctx *ctx, struct bw_state *s, int first)
 	return OSM_OK;
 }
 
+int ipc_bw_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	long long size = (long long)osm_pval_of(b, pv, "size")->i, total = (long long)osm_pval_of(b, pv, "total")->i;
+	if (total && total < size) {
+		snprintf(err, len, "total=%lld is less than size=%lld: a transfer is at least one write of size bytes; "
+			 "give total >= %lld, or 0 (the default)", total, size, size);
+		return -1;
+	}
+	return 0;
+}
+
 static int bw_alloc(struct osm_ctx *ctx, struct bw_state **out)
 {
 	struct bw_state *s = calloc(1, sizeof(*s));
@@ -100,6 +112,8 @@ static int bw_alloc(struct osm_ctx *ctx, struct bw_state **out)
 	s->total = (uint64_t)osm_param_int(ctx, "total");
 	if (!s->total) /* lmbench's 10 MiB; small writes: 1024 of them, a transfer of milliseconds */
 		s->total = s->size * AUTO_WRITES < LMBENCH_TOTAL ? s->size * AUTO_WRITES : LMBENCH_TOTAL;
+	if (s->total < s->size) /* a write bigger than 10 MiB: one whole write */
+		s->total = s->size;
 	ctx->bytes_per_op = (double)s->total;
 	osm_add_extra(ctx, "total_bytes", (double)s->total);
 	s->p.body = writer_body;

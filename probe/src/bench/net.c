@@ -102,17 +102,61 @@ static int loopback_usable(int family, char *why, size_t len)
 	return r ? -1 : 0;
 }
 
-/* peer= parsed, its family checked against family=. */
-static int parse_remote(struct osm_ctx *ctx, const struct net_peer *np, const char *spec,
+/* peer= parsed (osm_peer_parse_addr), its port given (need_port: not
+ * for ICMP, which has none), its family that of family=. 0, or -1 with
+ * the reason in err. */
+static int check_peer(const char *spec, int family, int need_port, struct sockaddr_storage *ss, socklen_t *sl,
+		      char *err, size_t len)
+{
+	char why[512];
+	if (osm_peer_parse_addr(spec, 1, ss, sl, why, sizeof(why))) {
+		snprintf(err, len, "peer=%s: %s", spec, why);
+		return -1;
+	}
+	unsigned port = ss->ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)(void *)ss)->sin6_port)
+						  : ntohs(((struct sockaddr_in *)(void *)ss)->sin_port);
+	if (need_port && port == 0) {
+		snprintf(err, len, "peer=%s: port 0; give the port the peer listens on (`serve` default: %d)", spec,
+			 OSM_PEER_DEFAULT_PORT);
+		return -1;
+	}
+	if (ss->ss_family != family) {
+		snprintf(err, len, "peer=%s is an %s address but family=%s: give family=%s", spec,
+			 net_family_name(ss->ss_family), net_families[family == AF_INET6],
+			 net_families[ss->ss_family == AF_INET6]);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_common(const struct osm_bench *b, const struct osm_pval *pv, int need_port, char *err,
+			size_t len)
+{
+	const char *spec = osm_pval_of(b, pv, "peer")->s;
+	int family = osm_pval_of(b, pv, "family")->i == 1 ? AF_INET6 : AF_INET;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	return spec && *spec ? check_peer(spec, family, need_port, &ss, &sl, err, len) : 0;
+}
+
+/* bench.h's check: peer= and family= before anything runs (token_file is
+ * read when the benchmark runs: a file that may appear later). */
+static int net_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	return check_common(b, pv, 1, err, len);
+}
+
+static int net_icmp_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	return check_common(b, pv, 0, err, len);
+}
+
+/* peer= checked again (an instance made otherwise than by `run`). */
+static int parse_remote(struct osm_ctx *ctx, const struct net_peer *np, const char *spec, int need_port,
 			struct sockaddr_storage *ss, socklen_t *sl)
 {
-	char err[512];
-	if (osm_peer_parse_addr(spec, 1, ss, sl, err, sizeof(err)))
-		return osm_fail(ctx, OSM_ERROR, "peer=%s: %s", spec, err);
-	if (ss->ss_family != np->family)
-		return osm_fail(ctx, OSM_ERROR, "peer=%s is an %s address but family=%s: give family=%s", spec,
-				net_family_name(ss->ss_family), net_families[np->family == AF_INET6],
-				net_families[ss->ss_family == AF_INET6]);
+	if (check_peer(spec, np->family, need_port, ss, sl, ctx->msg, sizeof(ctx->msg)))
+		return OSM_ERROR;
 	return OSM_OK;
 }
 
@@ -123,7 +167,7 @@ static int start_remote(struct osm_ctx *ctx, struct net_peer *np, const char *sp
 	socklen_t sl;
 	ctx->placement = "remote";
 	np->remote = 1;
-	int st = parse_remote(ctx, np, spec, &ss, &sl);
+	int st = parse_remote(ctx, np, spec, 1, &ss, &sl);
 	if (st != OSM_OK)
 		return st;
 	st = read_token(ctx, tok);
@@ -149,8 +193,8 @@ static int start_own(struct osm_ctx *ctx, struct net_peer *np)
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
 	if (cpu < 0)
 		return osm_fail(ctx, OSM_SKIP,
-				"placement=cross_cpu needs a second CPU: the probe may use only CPU %d here "
-				"(placement=same_cpu runs the peer on it)", ctx->cpu);
+				"placement=cross_cpu (the default) needs a second CPU: the probe may use only CPU %d "
+				"here; give --param placement=same_cpu to run the peer on it", ctx->cpu);
 	if (loopback_usable(np->family, err, sizeof(err)))
 		return osm_fail(ctx, OSM_SKIP, "family=%s: no %s loopback address here (%s: %s)",
 				net_families[np->family == AF_INET6], net_family_name(np->family),
@@ -184,13 +228,14 @@ int net_peer_host(struct osm_ctx *ctx, struct net_peer *np, struct sockaddr_stor
 {
 	memset(np, 0, sizeof(*np));
 	np->what = "echoes";
+	np->icmp = 1;
 	np->family = osm_param_int(ctx, "family") == 1 ? AF_INET6 : AF_INET;
 	const char *spec = osm_param_str(ctx, "peer");
 	memset(ss, 0, sizeof(*ss));
 	if (spec && *spec) {
 		ctx->placement = "remote";
 		np->remote = 1;
-		int st = parse_remote(ctx, np, spec, ss, sl);
+		int st = parse_remote(ctx, np, spec, 0, ss, sl);
 		osm_add_info(ctx, "placement", "remote");
 		if (st != OSM_OK)
 			return st;
@@ -300,19 +345,50 @@ ssize_t net_recv_all(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* An ICMP error the kernel reported on the socket (or a route's verdict
+ * before anything was sent), in words; NULL for another errno. */
+static const char *unreachable_words(int e)
+{
+	switch (e) {
+	case EHOSTUNREACH:
+		return "host unreachable (an ICMP host unreachable came back, a route says unreachable, or no "
+		       "neighbour answered ARP/ND)";
+	case ENETUNREACH:
+		return "network unreachable (an ICMP network unreachable came back, or no route)";
+	case EHOSTDOWN:
+		return "host down";
+	case EACCES:
+	case EPERM:
+		return "prohibited (an ICMP administratively prohibited came back, a prohibit route, or a firewall)";
+	case ENOPROTOOPT:
+		return "protocol unreachable (an ICMP protocol unreachable came back)";
+	}
+	return NULL;
+}
+
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call)
 {
 	unsigned long long n = (unsigned long long)np->done;
+	/* A peer ends a session at its limits (docs/peer.md) by closing it. */
+	const char *limits = np->remote ? "; the peer may have ended the session at its limits (serve "
+					  "--session-time / --session-bytes: its log says so)" : "";
 	if (r == 0)
-		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s", np->addr, n,
-				np->what);
+		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s%s", np->addr, n,
+				np->what, limits);
 	int e = errno;
 	if (e == EAGAIN || e == EWOULDBLOCK || e == EINPROGRESS)
 		return osm_fail(ctx, OSM_ERROR, "peer %s did not answer within %d s (%s) after %llu %s", np->addr,
 				NET_IO_TIMEOUT_S, call, n, np->what);
 	if (e == ECONNRESET || e == EPIPE)
-		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s", np->addr,
-				call, strerror(e), n, np->what);
+		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s%s", np->addr,
+				call, strerror(e), n, np->what, limits);
+	const char *w = unreachable_words(e);
+	if (w)
+		return osm_fail(ctx, OSM_ERROR, "peer %s: %s (%s: %s) after %llu %s", np->addr, w, call, strerror(e),
+				n, np->what);
+	if (e == ECONNREFUSED && np->icmp) /* ICMP has no port: a destination unreachable (port) */
+		return osm_fail(ctx, OSM_ERROR, "peer %s: an ICMP destination unreachable (port unreachable) came "
+				"back (%s: %s) after %llu %s", np->addr, call, strerror(e), n, np->what);
 	if (e == ECONNREFUSED)
 		return osm_fail(ctx, OSM_ERROR, "peer %s refused (%s: nothing listens there) after %llu %s",
 				np->addr, call, n, np->what);
@@ -411,18 +487,20 @@ static const struct osm_bench net_benches[] = {
 		.name = "tcp_rtt",
 		.desc = "TCP round trip of `size` bytes to the peer's echo (TCP_NODELAY), per round trip",
 		.unit = OSM_UNIT_NS,
+		.flags = OSM_NEEDS_FREE_CPU, /* placement=cross_cpu, the default */
 		.suites = OSM_SUITES_ALL,
 		.params = tcp_rtt_params,
 		.sweep_full = "size=1;size=64;size=1024;size=16384;size=65536;size=1M",
 		.setup = net_tcp_rtt_setup,
 		.run = net_tcp_rtt_run,
 		.teardown = net_tcp_rtt_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "udp_rtt",
 		.desc = "UDP round trip of a `size`-byte datagram to the peer's echo, per answered round trip",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = udp_rtt_params,
 		.sweep = "size=16;size=1472;size=65507",
@@ -430,12 +508,13 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_udp_rtt_setup,
 		.run = net_udp_rtt_run,
 		.teardown = net_udp_rtt_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_bw",
 		.desc = "TCP goodput of one stream to (send) or from (recv) the peer, steady state, bytes/s",
 		.unit = OSM_UNIT_BYTES_PER_S,
-		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = bw_params,
 		.sweep = "direction=send;direction=recv",
@@ -444,29 +523,32 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_bw_setup,
 		.run = net_bw_run,
 		.teardown = net_bw_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_connect",
 		.desc = "TCP connect() to the peer until established (the close, a RST, untimed), per connect",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = connect_params,
 		.setup = net_connect_setup,
 		.run = net_connect_run,
 		.teardown = net_conn_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "tcp_close",
 		.desc = "TCP teardown: active, own FIN until the peer's FIN; passive, asking the peer to close until EOF + close()",
 		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
+		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED | OSM_NEEDS_FREE_CPU,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
 		.params = close_params,
 		.sweep = "side=active;side=passive",
 		.setup = net_close_setup,
 		.run = net_close_run,
 		.teardown = net_conn_teardown,
+		.check = net_check,
 	},
 	{
 		.name = "icmp_rtt",
@@ -479,6 +561,7 @@ static const struct osm_bench net_benches[] = {
 		.setup = net_icmp_setup,
 		.run = net_icmp_run,
 		.teardown = net_icmp_teardown,
+		.check = net_icmp_check,
 	},
 };
 

@@ -49,6 +49,7 @@ struct net_peer {
 	struct osm_peer p;
 	int open;
 	int remote;             /* peer= given */
+	int icmp;               /* ICMP echo: the host's kernel, no peer process */
 	int family;             /* AF_INET or AF_INET6 */
 	char addr[80];          /* "127.0.0.1:41234", "[::1]:41234" */
 	uint64_t done;          /* operations finished so far ... */
@@ -85,7 +86,9 @@ ssize_t net_recv_all(int fd, void *buf, size_t len);
 /* The error of a failed socket call on the peer's connection, in words the
  * user can act on: r == 0 "peer A closed the connection after N round
  * trips", EAGAIN "peer A did not answer within 10 s ...", ECONNRESET,
- * ECONNREFUSED, else the call and strerror. Returns OSM_ERROR. */
+ * ECONNREFUSED (for ICMP: a port unreachable), the ICMP errors and route
+ * verdicts (host/network unreachable, prohibited), else the call and
+ * strerror. Returns OSM_ERROR. */
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call);
 
 /* Sorting and medians of the figures benchmarks keep for their extras. */

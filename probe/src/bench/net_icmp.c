@@ -204,7 +204,7 @@ int net_icmp_setup(struct osm_ctx *ctx)
 	if (st == OSM_OK)
 		st = open_socket(ctx, s, (int)osm_param_int(ctx, "method"));
 	if (st == OSM_OK && connect(s->d.fd, (struct sockaddr *)&ss, sl))
-		st = osm_fail(ctx, OSM_ERROR, "connect the ICMP socket to %s: %s", s->np.addr, strerror(errno));
+		st = net_io_fail(ctx, &s->np, -1, "connect of the ICMP socket"); /* a route's verdict, in words */
 	if (st == OSM_OK && net_timeouts(s->d.fd, NET_LOSS_TIMEOUT_MS))
 		st = osm_fail_errno(ctx, "setsockopt SO_RCVTIMEO");
 	if (st == OSM_OK) {
@@ -226,7 +226,7 @@ int net_icmp_setup(struct osm_ctx *ctx)
 	s->d.match = icmp_match;
 	s->d.loss_hint = s->v6 ? " (does the host ignore echoes: net.ipv6.icmp.echo_ignore_all? a firewall?)"
 			       : " (does the host ignore echoes: net.ipv4.icmp_echo_ignore_all? a firewall?)";
-	osm_add_info(ctx, "peer_version", "none: the host's kernel answers ICMP echo");
+	osm_add_info(ctx, "peer_version", "none (ICMP echo: no peer process)");
 	return OSM_OK;
 }
 

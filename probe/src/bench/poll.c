@@ -130,19 +130,35 @@ static void poll_teardown(struct osm_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* ready=-1 is all of nfds; refuse what cannot be built before anything is
- * made (the catalogue checks each value alone; this, their combination). */
+/* The parameters together (bench.h's check: refused before anything
+ * runs; the catalogue checks each value alone): ready=-1 is all of nfds,
+ * ready more than nfds cannot be built, nor fds=tcp with fewer ready. */
+static int poll_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+{
+	long long nfds = (long long)osm_pval_of(b, pv, "nfds")->i, ready = (long long)osm_pval_of(b, pv, "ready")->i;
+	if (ready < 0)
+		ready = nfds;
+	if (ready > nfds) {
+		snprintf(err, len, "ready=%lld is more than nfds=%lld: at most the %lld watched descriptors can be "
+			 "ready; use ready=0..%lld (or -1: all)", ready, nfds, nfds, nfds);
+		return -1;
+	}
+	if (osm_pval_of(b, pv, "fds")->i == FDS_TCP && ready != nfds) {
+		snprintf(err, len, "fds=tcp: an unconnected TCP socket always polls as POLLHUP, so all %lld are "
+			 "ready and ready=%lld cannot be built; use fds=socketpair for ready < nfds", nfds, ready);
+		return -1;
+	}
+	return 0;
+}
+
+/* ready=-1 resolved; the combination checked again (an instance made
+ * otherwise than by `run`) and the kernel memory the set takes. */
 static int check_params(struct osm_ctx *ctx, struct poll_state *s)
 {
+	if (poll_check(ctx->bench, ctx->params, ctx->msg, sizeof(ctx->msg)))
+		return OSM_ERROR;
 	if (s->ready < 0)
 		s->ready = s->nfds;
-	if (s->ready > s->nfds)
-		return osm_fail(ctx, OSM_ERROR, "ready=%d is more than nfds=%d: at most the %d watched descriptors "
-				"can be ready; use ready=0..%d (or -1: all)", s->ready, s->nfds, s->nfds, s->nfds);
-	if (s->kind == FDS_TCP && s->ready != s->nfds)
-		return osm_fail(ctx, OSM_ERROR, "fds=tcp: an unconnected TCP socket always polls as POLLHUP, so all "
-				"%d are ready and ready=%d cannot be built; use fds=socketpair for ready < nfds",
-				s->nfds, s->ready);
 	char what[96];
 	snprintf(what, sizeof(what), "%d descriptors (about 4 KiB of kernel memory each)", s->nfds);
 	return osm_mem_fit(ctx, what, (int64_t)s->nfds * KERNEL_BYTES_PER_FD);
@@ -327,14 +343,41 @@ static int alloc_arrays(struct osm_ctx *ctx, struct poll_state *s)
 	return OSM_OK;
 }
 
+/* The watched descriptors' numbers exactly, in the order made: runs of a
+ * constant step as "3..13" or "3..21 by 2", others one by one ("3, 5"). */
+static void fd_numbers(const struct poll_state *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < s->nfds && off < len; ) {
+		int j = i + 1, step = j < s->nfds ? s->fds[j] - s->fds[i] : 0;
+		while (j < s->nfds && step > 0 && s->fds[j] - s->fds[j - 1] == step)
+			j++;
+		int n;
+		if (j - i >= 3 && step == 1)
+			n = snprintf(buf + off, len - off, "%s%d..%d", i ? ", " : "", s->fds[i], s->fds[j - 1]);
+		else if (j - i >= 3)
+			n = snprintf(buf + off, len - off, "%s%d..%d by %d", i ? ", " : "", s->fds[i], s->fds[j - 1],
+				     step);
+		else {
+			j = i + 1;
+			n = snprintf(buf + off, len - off, "%s%d", i ? ", " : "", s->fds[i]);
+		}
+		off += n > 0 ? (size_t)n : 0;
+		i = j;
+	}
+}
+
 static void describe(struct osm_ctx *ctx, const struct poll_state *s)
 {
+	char nums[OSM_INFO_LEN - 200];
+	fd_numbers(s, nums, sizeof(nums));
 	if (s->kind == FDS_TCP)
-		osm_add_info(ctx, "descriptors", "%d unconnected TCP sockets (AF_INET, SOCK_STREAM), numbers %d..%d, "
-			     "all ready (POLLHUP)", s->nfds, s->fds[0], s->maxfd);
+		osm_add_info(ctx, "descriptors", "%d unconnected TCP sockets (AF_INET, SOCK_STREAM), numbers %s, "
+			     "all ready (POLLHUP)", s->nfds, nums);
 	else
-		osm_add_info(ctx, "descriptors", "%d AF_UNIX stream socket pair ends, numbers %d..%d, %d ready (the "
-			     "first ones: 1 byte pending, POLLIN), %d with nothing pending", s->nfds, s->fds[0], s->maxfd,
+		osm_add_info(ctx, "descriptors", "%d AF_UNIX stream socket pair ends, numbers %s, %d ready (the "
+			     "first ones: 1 byte pending, POLLIN), %d with nothing pending", s->nfds, nums,
 			     s->ready, s->nfds - s->ready);
 	osm_add_extra(ctx, "ready", s->ready);
 	osm_add_extra(ctx, "max_fd", s->maxfd);
@@ -515,6 +558,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = select_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 	{
 		.name = "poll",
@@ -527,6 +571,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = poll_poll_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 	{
 		.name = "epoll",
@@ -540,6 +585,7 @@ static const struct osm_bench poll_benches[] = {
 		.setup = epoll_setup,
 		.run = poll_run,
 		.teardown = poll_teardown,
+		.check = poll_check,
 	},
 };
 
