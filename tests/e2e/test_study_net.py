@@ -182,17 +182,6 @@ def test_the_token_may_come_from_the_environment(cli, runs: Path, tmp_path: Path
     assert peer.hellos == ["OSMPEER 1 close token=from-env\n"]
 
 
-def test_an_output_that_cannot_be_written_is_refused_before_the_study(cli, runs: Path, store_path: Path,
-                                                                      tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    for blocker in ("net-study.csv", "net-rtt-by-size.png"):
-        (out / blocker).mkdir(parents=True)
-        r = cli("study", "net", "--quick", "-o", str(out))
-        assert r.code == EXIT_USAGE and f"{blocker}: it is a directory" in r.err, r.err
-        assert not runs.exists() and not store_path.exists()
-        (out / blocker).rmdir()
-
-
 def test_a_benchmark_whose_peer_vanishes_is_an_error_row_and_the_run_goes_on(
         cli, fake_probe: FakeProbe, runs: Path, store_path: Path, tmp_path: Path) -> None:
     fake_probe.set(net_error="net.tcp_connect", net_skip="net.icmp_rtt")

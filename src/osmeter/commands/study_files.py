@@ -34,10 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
-import io
 import os
-import sys
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -48,9 +45,10 @@ from ..errors import UsageError
 from ..report.table import MISSING, fmt_num, render_table
 from ..store import open_store, resolve_location
 from .options import add_store_option, non_negative_int, positive_int
-from .run import RunOptions, _verdict
+from .run import RunOptions
 from .study import _check_figures_possible
-from .study_parts import Part, record_parts
+from .study import render_csv as study_csv
+from .study_parts import Part, conclude, record_parts, write_files
 
 NAME = "files"
 MIB = 1 << 20
@@ -300,11 +298,7 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
 
 
 def render_csv(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEADER)
-    w.writerows(rows)
-    return buf.getvalue()
+    return study_csv(HEADER, rows)
 
 
 def render_text(rows: list[list[str]], analyses: Sequence[pagecache.CacheAnalysis], notes: Sequence[str]) -> str:
@@ -328,7 +322,6 @@ FIGURES = ("file-*.svg", "file-*.png")  # report/figures/file.py names them so
 
 def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]) -> tuple[list[Path], str]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored files-study run."""
-    from ..report import plots
     from ..report.content import run_data
     from ..report.figures.file import figures
 
@@ -336,16 +329,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]
     data = run_data(store, info)
     rows = table_rows(data.results)
     text = render_text(rows, pagecache.analyse(data.results, info.params), notes)
-    written = []
-    for name, content in zip(TABLES, (render_csv(rows), text)):
-        written.append(outfile.write(directory / name, content))
-    for nf in figures(data):
-        try:
-            for fmt in ("svg", "png"):
-                written.append(outfile.write(directory / f"{nf.name}.{fmt}", plots.render(nf.figure, fmt)))
-        finally:
-            plots.close(nf.figure)
-    return written, text
+    return write_files(directory, list(zip(TABLES, (render_csv(rows), text))), figures(data)), text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -365,13 +349,8 @@ def run(args: argparse.Namespace) -> int:
             if cg is not None:
                 params["cgroup"] = {**cg.describe(), "scope": "file.cache_sweep only"}
             rec = record_parts(store, plan.parts, params, cg)
-        recorder = rec.recorder
-        assert recorder.run_id is not None  # record_parts raises otherwise
-        written, text = write_outputs(store, recorder.run_id, directory, plan.notes)
-        sys.stdout.write(textsafe.terminal(text))
-        print(f"run {recorder.run_id} ({rec.status}): {len(plan.parts)} parts, {rec.elapsed_s:.0f} s")
-        for path in written:
-            print(path)
-        return _verdict(recorder, rec.outcome, rec.status)
+        assert rec.recorder.run_id is not None  # record_parts raises otherwise
+        written, text = write_outputs(store, rec.recorder.run_id, directory, plan.notes)
+        return conclude(rec, len(plan.parts), text, written)
     finally:
         store.close()

@@ -29,12 +29,9 @@ accepts the token.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import ipaddress
 import os
 import socket
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -46,9 +43,10 @@ from ..report.figures.net import where
 from ..report.table import MISSING, fmt_num, render_table
 from ..store import open_store, resolve_location
 from .options import add_store_option, non_negative_int
-from .run import RunOptions, _verdict
+from .run import RunOptions
 from .study import _check_figures_possible
-from .study_parts import Part, record_parts
+from .study import render_csv as study_csv
+from .study_parts import Part, conclude, record_parts, write_files
 
 NAME = "net"
 RTT_SIZES = (1, 16, 64, 256, 1024, 4096, 16384, 32768)
@@ -280,11 +278,7 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
 
 
 def render_csv(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEADER)
-    w.writerows(rows)
-    return buf.getvalue()
+    return study_csv(HEADER, rows)
 
 
 # --- the summary: loopback against remote, next to ping ----------------------
@@ -367,23 +361,13 @@ FIGURES = ("net-*.svg", "net-*.png")  # report/figures/net.py names them so
 
 def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]) -> tuple[list[Path], str]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored net-study run."""
-    from ..report import plots
     from ..report.content import run_data
     from ..report.figures.net import figures
 
     data = run_data(store, store.run(str(run_id)))
     rows = table_rows(data.results)
     text = render_text(data.results, rows, notes)
-    written = []
-    for name, content in zip(TABLES, (render_csv(rows), text)):
-        written.append(outfile.write(directory / name, content))
-    for nf in figures(data):
-        try:
-            for fmt in ("svg", "png"):
-                written.append(outfile.write(directory / f"{nf.name}.{fmt}", plots.render(nf.figure, fmt)))
-        finally:
-            plots.close(nf.figure)
-    return written, text
+    return write_files(directory, list(zip(TABLES, (render_csv(rows), text))), figures(data)), text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -403,13 +387,8 @@ def run(args: argparse.Namespace) -> int:
                                   "rtt_sizes": list(plan.rtt_sizes), "write_sizes": list(plan.write_sizes),
                                   "parts": [asdict(p.opts) for p in plan.parts]}
         rec = record_parts(store, plan.parts, params)
-        recorder = rec.recorder
-        assert recorder.run_id is not None  # record_parts raises otherwise
-        written, text = write_outputs(store, recorder.run_id, directory, plan.notes)
-        sys.stdout.write(textsafe.terminal(text))
-        print(f"run {recorder.run_id} ({rec.status}): {len(plan.parts)} parts, {rec.elapsed_s:.0f} s")
-        for path in written:
-            print(path)
-        return _verdict(recorder, rec.outcome, rec.status)
+        assert rec.recorder.run_id is not None  # record_parts raises otherwise
+        written, text = write_outputs(store, rec.recorder.run_id, directory, plan.notes)
+        return conclude(rec, len(plan.parts), text, written)
     finally:
         store.close()

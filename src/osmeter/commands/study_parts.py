@@ -14,15 +14,16 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Sequence
 
-from .. import cgroup, textsafe
+from .. import cgroup, outfile, textsafe
 from ..errors import UsageError
 from ..probe import describe_exit, locate_probe
 from ..progress import PlainProgress, make_progress
 from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
 from ..store.base import Store
-from .run import Outcome, RunOptions, _problem_text, _try_finish, drive, probe_argv
+from .run import Outcome, RunOptions, _problem_text, _try_finish, _verdict, drive, probe_argv
 
 
 @dataclass(frozen=True)
@@ -110,3 +111,26 @@ def record_parts(store: Store, parts: Sequence[Part], params: dict[str, Any],
     for note in recorder.notes:
         textsafe.say("note", note)
     return Recorded(recorder, outcome, status, elapsed)
+
+
+def write_files(directory: Path, tables: Sequence[tuple[str, str]], figures: Iterable[Any]) -> list[Path]:
+    """The study's tables (name, text) and its figures (NamedFigure) as SVG and PNG, into `directory`."""
+    from ..report import plots
+
+    written = [outfile.write(directory / name, content) for name, content in tables]
+    for nf in figures:
+        try:
+            for fmt in ("svg", "png"):
+                written.append(outfile.write(directory / f"{nf.name}.{fmt}", plots.render(nf.figure, fmt)))
+        finally:
+            plots.close(nf.figure)
+    return written
+
+
+def conclude(rec: Recorded, parts: int, text: str, written: Sequence[Path]) -> int:
+    """Print the study's text, its run and files; the exit code (or the error) of the run."""
+    sys.stdout.write(textsafe.terminal(text))
+    print(f"run {rec.recorder.run_id} ({rec.status}): {parts} parts, {rec.elapsed_s:.0f} s")
+    for path in written:
+        print(path)
+    return _verdict(rec.recorder, rec.outcome, rec.status)
