@@ -93,21 +93,24 @@ def pause(seconds):
 # against the real catalogue (tests/data/list.json) once it has the family.
 NET = {
     "net.tcp_rtt": {"size": "1"},
-    "net.udp_rtt": {"size": "1"},
-    "net.icmp_rtt": {"size": "56"},
-    "net.tcp_bw": {"direction": "send", "write_size": "128K", "duration": "1"},
+    "net.udp_rtt": {"size": "16"},
+    "net.icmp_rtt": {"size": "56", "method": "auto"},
+    "net.tcp_bw": {"direction": "send", "write_size": "128K", "duration": "100"},
     "net.tcp_connect": {},
     "net.tcp_close": {"side": "active"},
 }
+NET_RANGES = {("net.tcp_rtt", "size"): (1, 1 << 20), ("net.udp_rtt", "size"): (8, 65507),
+              ("net.icmp_rtt", "size"): (0, 65507), ("net.tcp_bw", "write_size"): (1 << 10, 16 << 20),
+              ("net.tcp_bw", "duration"): (10, 60000)}
 NET_COMMON = {"peer": "", "token_file": "", "family": "ipv4", "placement": "cross_cpu"}
 NET_CHOICES = {"direction": ("send", "recv"), "side": ("active", "passive"), "family": ("ipv4", "ipv6"),
-               "placement": ("same_cpu", "cross_cpu")}
+               "placement": ("same_cpu", "cross_cpu"), "method": ("auto", "ping", "raw")}
 NET_STRINGS = ("peer", "token_file")  # taken whole, commas included
 NET_BYTES = ("size", "write_size")
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def net_value(key, text):
+def net_value(name, key, text):
     """A net parameter's value as the probe records it (sizes in bytes), or a usage error."""
     if key in NET_CHOICES:
         if text not in NET_CHOICES[key]:
@@ -116,14 +119,14 @@ def net_value(key, text):
     if key in NET_STRINGS:
         return text
     try:
-        if key in NET_BYTES:
-            n = int(text[:-1]) * UNITS[text[-1]] if text[-1:] in UNITS else int(text)
-            if n < 1:
-                raise ValueError
-            return n
-        return float(text)
+        sized = key in NET_BYTES and name != "net.icmp_rtt"  # icmp_rtt's size is a plain integer
+        n = int(text[:-1]) * UNITS[text[-1]] if sized and text[-1:] in UNITS else int(text)
     except (ValueError, IndexError):
-        usage(f"--param {key}={text}: not a {'size' if key in NET_BYTES else 'number'}")
+        usage(f"--param {key}={text}: not an integer")
+    lo, hi = NET_RANGES[(name, key)]
+    if not lo <= n <= hi:
+        usage(f"--param {key}={text}: out of range for {name}, allowed {lo}..{hi}")
+    return n
 
 
 def net_instances(names, assignments):
@@ -137,10 +140,10 @@ def net_instances(names, assignments):
     out = []
     for name in names:
         keys = {**NET[name], **NET_COMMON}
-        insts = [{k: net_value(k, v) for k, v in keys.items()}]
+        insts = [{k: net_value(name, k, v) for k, v in keys.items()}]
         for key, values in given.items():
             if key in keys:
-                insts = [dict(i, **{key: net_value(key, v)}) for i in insts for v in values]
+                insts = [dict(i, **{key: net_value(name, key, v)}) for i in insts for v in values]
         out += [(name, i) for i in insts]
     return out
 
@@ -150,21 +153,22 @@ def net_record(name, params):
     remote = params["peer"] != ""
     size = params.get("size", 0)
     base = {"net.tcp_rtt": 20e3, "net.udp_rtt": 18e3, "net.icmp_rtt": 8e3}
-    info = {"peer": params["peer"] or f"127.0.0.1:40000 (own peer, {params['placement']})",
-            "peer_version": "0.3.0", "path_mtu": 1500 if remote else 65536}
+    info = {"peer": params["peer"] or "127.0.0.1:40000 (own peer on CPU 1)", "peer_version": "0.3.0",
+            "placement": "remote" if remote else params["placement"]}
+    link = {"path_mtu": 1500 if remote else 65536}
     spread = [1 + 0.01 * (k - 10) for k in range(21)]  # +-10 %, the median the model's value
     if name == "net.tcp_bw":
         rate = 11.955e6 if remote else 2.5e9 * min(1.0, params["write_size"] / 65536)
         rate *= 0.9 if params["direction"] == "recv" else 1.0
         values = [rate * f for f in spread]
-        return "bytes_per_s", values, {"bits_per_s": 8 * rate}, info
+        return "bytes_per_s", values, {"bits_per_s": 8 * rate, "mss": 1448 if remote else 65483, **link}, info
     if name in base:
         ns = base[name] + size * 0.25 + ((80e3 + size * 160) if remote else 0)
     elif name == "net.tcp_connect":
         ns = 30e3 + (80e3 if remote else 0)
     else:
         ns = (8e3 if params["side"] == "active" else 12e3) * (2 if remote else 1)
-    return "ns", [ns * f for f in spread], {}, info
+    return "ns", [ns * f for f in spread], link, info
 
 
 def net_records(name, params):
@@ -181,7 +185,7 @@ def net_records(name, params):
     return [{"type": "samples", **head, "unit": unit, "batch": 1, "values": values},
             {"type": "result", **head, "unit": unit, "n": len(values), "min": values[0],
              "median": values[len(values) // 2], "mean": sum(values) / len(values), "batch": 1, "cpu": 0,
-             "placement": params["placement"] if not params["peer"] else None, "elapsed_s": 0.1,
+             "placement": info["placement"], "elapsed_s": 0.1,
              "stop_reason": "rse", "ref_cycles": None, "extra": extra, "info": info}]
 
 

@@ -22,7 +22,7 @@ from ..conftest import FakeProbe, db_rows
 
 pytest.importorskip("matplotlib")
 
-QUICK_LATENCY = 4 * 3 + 1 + 2  # 4 sizes x TCP/UDP/ICMP, connect, close on both sides
+QUICK_LATENCY = 3 * 3 + 1 + 2  # 3 sizes x TCP/UDP/ICMP, connect, close on both sides
 QUICK_BW = 3 * 2  # 3 write sizes x 2 directions
 
 
@@ -89,12 +89,12 @@ def test_loopback_only_says_the_remote_column_is_absent(cli, runs: Path, store_p
     assert recorded["study"] == "net" and recorded["peer"] is None and len(recorded["parts"]) == 2
     rows = table(out)
     assert len(rows) == QUICK_LATENCY + QUICK_BW and {x["where"] for x in rows} == {"loopback"}
-    assert [x["size_bytes"] for x in rows if x["benchmark"] == "net.tcp_rtt"] == ["1", "64", "1024", "16384"]
-    tcp1 = next(x for x in rows if x["benchmark"] == "net.tcp_rtt" and x["size_bytes"] == "1")
+    assert [x["size_bytes"] for x in rows if x["benchmark"] == "net.tcp_rtt"] == ["16", "1024", "16384"]
+    tcp1 = next(x for x in rows if x["benchmark"] == "net.tcp_rtt" and x["size_bytes"] == "16")
     assert float(tcp1["median_us"]) == pytest.approx(20.0)  # the model's 20 us
     assert float(tcp1["min_us"]) == pytest.approx(18.0)
     bw = {(x["variant"], x["size_bytes"]): float(x["mbit_per_s"]) for x in rows if x["part"] == "bandwidth"}
-    assert bw[("send", "131072")] == pytest.approx(20000) and bw[("recv", "4096")] == pytest.approx(1125)
+    assert bw[("send", "131072")] == pytest.approx(20000) and bw[("recv", "16384")] == pytest.approx(4500)
     assert {x["variant"] for x in rows if x["benchmark"] == "net.tcp_close"} == {"active", "passive"}
     for name in ("net-rtt-by-size", "net-bw-by-write-size"):
         assert (out / f"{name}.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
@@ -102,7 +102,7 @@ def test_loopback_only_says_the_remote_column_is_absent(cli, runs: Path, store_p
     assert not (out / "net-loopback-vs-remote.svg").exists()
     assert "the remote column is absent" in r.out and "osmeter serve --listen ADDR:PORT --token-file F" in r.out
     assert "the remote column is absent" in r.err  # said before the run too
-    assert "TCP round trip of 1 B is 2.50 x ping's" in r.out
+    assert "TCP round trip of 16 B is 2.50 x ping's" in r.out
     assert (out / "net-study.txt").read_text() in r.out
 
 
@@ -129,9 +129,9 @@ def test_with_a_peer_loopback_against_remote(cli, runs: Path, store_path: Path, 
     assert remote_send == [pytest.approx(95.64)] * 3  # the model's 100 Mbit/s link
     assert (out / "net-loopback-vs-remote.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = r.out.split("loopback against remote\n", 1)[1]
-    tcp = next(line for line in summary.splitlines() if line.startswith("TCP round trip, 1 B"))
-    assert float(tcp.split()[-1]) == pytest.approx(5.01)  # remote / loopback: the model's 100.16 / 20.0 us
-    assert f"remote {address}: peer {address}, peer version 0.3.0, path mtu 1500" in r.out
+    tcp = next(line for line in summary.splitlines() if line.startswith("TCP round trip, 16 B"))
+    assert float(tcp.split()[-1]) == pytest.approx(5.13)  # remote / loopback: the model's 102.56 / 20.00 us
+    assert f"remote {address}: peer {address}, peer version 0.3.0, path mtu 1500, mss 1448" in r.out
     assert "the remote column is absent" not in r.out
 
 

@@ -5,11 +5,13 @@ The matrix, on loopback (the probe's own peer, `placement` cross_cpu unless
 peer (`osmeter serve` there):
 
 1. **Latencies**: `net.tcp_rtt`, `net.udp_rtt` and `net.icmp_rtt` (ICMP
-   echo, ping's round trip, to the same host) by message size, 1 B to
-   32 KiB (four sizes with --quick); `net.tcp_connect`; `net.tcp_close`,
-   the active and the passive side.
+   echo, ping's round trip, to the same host) by message size, 16 B to
+   32 KiB (three sizes with --quick); `net.tcp_connect`; `net.tcp_close`,
+   the active and the passive side; the probe's default budget per
+   instance (0.5 to 3 s; 0.05 to 0.5 s with --quick).
 2. **Bandwidth**: `net.tcp_bw` by write size, 1 KiB to 1 MiB (three with
-   --quick), both directions.
+   --quick), both directions, samples of 100 ms of streaming (the default
+   `duration`) for 0.5 to 3 s per instance (0.2 to 1 s with --quick).
 
 Each part is one osmeter-probe invocation (the bandwidth gets its own
 budget, and a `--param peer=` would else multiply the loopback part),
@@ -49,16 +51,17 @@ from .study import render_csv as study_csv
 from .study_parts import Part, conclude, record_parts, write_files
 
 NAME = "net"
-RTT_SIZES = (1, 16, 64, 256, 1024, 4096, 16384, 32768)
-QUICK_RTT_SIZES = (1, 64, 1024, 16384)
+# From 16 bytes (net.udp_rtt's smallest with room for a sequence number,
+# and its default) to 32 KiB; every size is valid for TCP, UDP and ICMP.
+RTT_SIZES = (16, 64, 256, 1024, 4096, 16384, 32768)
+QUICK_RTT_SIZES = (16, 1024, 16384)
 WRITE_SIZES = ("1K", "4K", "16K", "64K", "128K", "256K", "1M")
-QUICK_WRITE_SIZES = ("4K", "128K", "1M")
+QUICK_WRITE_SIZES = ("16K", "128K", "1M")
 LATENCY_BENCHES = ("net.tcp_rtt", "net.udp_rtt", "net.icmp_rtt", "net.tcp_connect", "net.tcp_close")
 QUICK_LATENCY_BUDGET = (0.05, 0.5)  # min/max time per latency instance with --quick
-BW_DURATION_S = 1.0  # net.tcp_bw's duration: one transfer (sample) lasts this long
-QUICK_BW_DURATION_S = 0.25
-BW_SAMPLES = 5  # transfers per bandwidth instance
-QUICK_BW_SAMPLES = 3
+# net.tcp_bw: a sample is one connection streaming for its `duration` (100 ms
+# by default) after a warm-up; the harness' budget decides how many.
+QUICK_BW_BUDGET = (0.2, 1.0)
 TOKEN_ENV = "OSMETER_PEER_TOKEN"
 CONNECT_TIMEOUT_S = 5.0
 SERVE_HINT = ("run `osmeter serve --listen ADDR:PORT --token-file F` on the other machine and give "
@@ -181,10 +184,9 @@ class Plan:
 
 
 def _options(names: tuple[str, ...], params: Sequence[str], cpu: int | None, label: str,
-             budget: tuple[float | None, float | None], samples: int | None = None) -> RunOptions:
+             budget: tuple[float | None, float | None]) -> RunOptions:
     return RunOptions(names=names, suite=None, params=tuple(params), cpu=cpu, label=label, min_time=budget[0],
-                      max_time=budget[1], min_samples=samples, fifo=None, mlock=False, clock=None, repeat=1,
-                      max_samples=samples)
+                      max_time=budget[1], min_samples=None, fifo=None, mlock=False, clock=None, repeat=1)
 
 
 def build_parts(quick: bool, where: Sequence[str], cpu: int | None, label: str) -> tuple[Part, ...]:
@@ -197,13 +199,8 @@ def build_parts(quick: bool, where: Sequence[str], cpu: int | None, label: str) 
     place = f"remote peer {next(w[5:] for w in where if w.startswith('peer='))}" if remote else "loopback"
     latency = _options(LATENCY_BENCHES, ["size=" + ",".join(map(str, sizes)), "side=active,passive", *where],
                        cpu, label, QUICK_LATENCY_BUDGET if quick else (None, None))
-    duration = QUICK_BW_DURATION_S if quick else BW_DURATION_S
-    samples = QUICK_BW_SAMPLES if quick else BW_SAMPLES
-    # A sample is one transfer of `duration` seconds: the sample count ends
-    # the instance, the generous max-time only guards it.
-    bw = _options(("net.tcp_bw",), ["direction=send,recv", "write_size=" + ",".join(writes),
-                                    f"duration={duration:g}", *where],
-                  cpu, label, (0.0, samples * duration * 4 + 10), samples)
+    bw = _options(("net.tcp_bw",), ["direction=send,recv", "write_size=" + ",".join(writes), *where],
+                  cpu, label, QUICK_BW_BUDGET if quick else (None, None))
     return (
         Part(f"latencies ({place}): TCP, UDP and ICMP round trips by message size, TCP connect and close", latency),
         Part(f"bandwidth ({place}): net.tcp_bw by write size, send and recv", bw),
@@ -332,13 +329,16 @@ def ping_lines(results: Sequence[Any]) -> list[str]:
 
 
 def peer_lines(results: Sequence[Any]) -> list[str]:
-    """What the results say of each peer: its address, version and the path MTU."""
+    """What the results say of each peer: its address and version, the path MTU and the MSS."""
     out = []
     for place in dict.fromkeys(where(r) for r in results if r.bench in PART_OF and r.status == "ok"):
         r = next(x for x in results if x.bench in PART_OF and x.status == "ok" and where(x) == place)
         info = r.record.get("info") if isinstance(r.record, dict) else None
         info = info if isinstance(info, dict) else {}
-        bits = [f"{k.replace('_', ' ')} {info[k]}" for k in ("peer", "peer_version", "path_mtu") if k in info]
+        bw = next((x for x in results if x.bench == "net.tcp_bw" and x.status == "ok" and where(x) == place), r)
+        facts = {**info, **{k: v for x in (r, bw) for k, v in (x.extra or {}).items() if k in ("path_mtu", "mss")}}
+        bits = [f"{k.replace('_', ' ')} {facts[k]}" for k in ("peer", "peer_version", "path_mtu", "mss")
+                if k in facts]
         if bits:
             out.append(f"{place}: " + ", ".join(str(b) for b in bits))
     return out
