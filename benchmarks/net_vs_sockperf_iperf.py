@@ -24,12 +24,16 @@ The same work on loopback, client and server pinned alike: the client on
       that are refused.
 
   bandwidth   osmeter  net.tcp_bw --param direction=send|recv
-                       --param write_size=W --param duration=D (its own
-                       peer on the other CPU, as above): payload bytes/s.
+                       --param write_size=W (its own peer on the other
+                       CPU, as above) for --seconds: samples of 100 ms of
+                       streaming (the default `duration`), each after its
+                       own warm-up; the median sample, payload bytes/s.
               iperf3   taskset -c SERVER iperf3 -s; taskset -c CLIENT
-                       iperf3 -c -l W -t D (send: the client sends, as
-                       osmeter's send) and with -R (recv: the server
-                       sends). Its receiver's figure (sum_received) in
+                       iperf3 -c -l W -O 1 -t SECONDS (send: the client
+                       sends, as osmeter's send) and with -R (recv: the
+                       server sends). -O 1 leaves out the first second
+                       (slow start, buffers filling), as osmeter's warm-up
+                       does. Its receiver's figure (sum_received) in
                        bytes/s: payload, as osmeter's.
 
 Interleaved: for each round, each point is measured by osmeter and then by
@@ -173,7 +177,7 @@ def sockperf_rtt_ns(sockperf: str, port: int, size: int, tcp: bool, cpu: int, se
 
 
 def iperf3_bytes_s(iperf3: str, port: int, write: int, reverse: bool, cpu: int, seconds: float) -> float:
-    argv = ["taskset", "-c", str(cpu), iperf3, "-c", "127.0.0.1", "-p", str(port), "-l", str(write),
+    argv = ["taskset", "-c", str(cpu), iperf3, "-c", "127.0.0.1", "-p", str(port), "-l", str(write), "-O", "1",
             "-t", f"{seconds:g}", "-J", *(["-R"] if reverse else [])]
     p = subprocess.run(argv, capture_output=True, text=True)
     try:
@@ -217,9 +221,8 @@ def compare_bw(probe: str, iperf3: str, a: argparse.Namespace) -> list[float]:
             for write in a.write_sizes:
                 ours, theirs = [], []
                 for i in range(a.rounds):
-                    r = osmeter(probe, "net.tcp_bw", {"direction": direction, "write_size": str(write),
-                                                      "duration": f"{a.seconds:g}"}, a.client_cpu,
-                                ["--min-samples", "1", "--max-samples", "1"])
+                    r = osmeter(probe, "net.tcp_bw", {"direction": direction, "write_size": str(write)},
+                                a.client_cpu, ["--min-time", f"{a.seconds:g}", "--max-time", f"{2 * a.seconds:g}"])
                     ours.append(r["median"] / 1e6)
                     theirs.append(iperf3_bytes_s(iperf3, port, write, direction == "recv", a.client_cpu,
                                                  a.seconds) / 1e6)
@@ -256,9 +259,12 @@ def main() -> int:
     ratios = []
     if a.only != "bw":
         ratios += compare_rtt(probe, sockperf, a, watch)
-        for pid, (cpus, cmd) in watch.get("peers", {}).items():
-            print(f"osmeter's own peer (pid {pid}, {cmd[:60]}) was allowed on CPU {cpus}; the probe on "
-                  f"{a.client_cpu}")
+        peers = watch.get("peers", {})
+        for pid, (cpus, _) in peers.items():
+            print(f"osmeter's own peer (the probe's child, pid {pid}) was allowed on CPU {cpus}; the probe "
+                  f"on {a.client_cpu}")
+        if not peers:
+            print("osmeter's own peer was not seen: its CPU is unverified")
     if a.only != "rtt":
         ratios += compare_bw(probe, iperf3, a)
     print(f"load average after: {open('/proc/loadavg').read().split()[:3]}")
