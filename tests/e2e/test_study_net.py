@@ -3,14 +3,18 @@ knows the net family: a model machine whose remote peer sits behind a
 100 Mbit/s link) and a stand-in peer that answers the hello as `osmeter
 serve` does (docs/peer.md): the parts, one stored run, the table, the
 figures, the peer checked before anything runs, and what happens when a
-part or a benchmark fails. The real probe: test_study_net_real.py."""
+part or a benchmark fails; and the quick study with the real probe, on
+loopback and against a peer in a network namespace (slow)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import socket
+import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -18,7 +22,7 @@ import pytest
 
 from osmeter.errors import EXIT_BENCH_ERRORS, EXIT_PROBE, EXIT_USAGE
 
-from ..conftest import FakeProbe, db_rows
+from ..conftest import FakeProbe, db_rows, osmeter_command, subprocess_env
 
 pytest.importorskip("matplotlib")
 
@@ -208,3 +212,67 @@ def test_a_part_that_dies_stops_the_study_and_keeps_what_ran(cli, fake_probe: Fa
     rows = table(out)
     assert len(rows) == QUICK_LATENCY + 2
     assert (out / "net-rtt-by-size.svg").exists()
+
+
+# --- the real probe ------------------------------------------------------------
+
+
+def study(out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    p = subprocess.run(osmeter_command("study", "net", "--quick", "-o", str(out), *args), capture_output=True,
+                       text=True, env=subprocess_env(), timeout=300)
+    return p, time.monotonic() - started
+
+
+def plausible(rows: list[dict[str, str]]) -> None:
+    for x in rows:
+        assert x["status"] == "ok", x
+        if x["part"] == "bandwidth":
+            assert 10 < float(x["mbit_per_s"]) < 1e6, x
+        else:
+            assert 0.5 < float(x["median_us"]) < 100_000, x
+
+
+@pytest.mark.slow  # ~15-30 s: the quick study on loopback, measured for real
+def test_quick_study_with_the_real_probe(real_probe: str, store_path: Path, tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("net.icmp_rtt may need root here (a raw socket, or ping_group_range); the FakeProbe tests cover the rest")
+    out = tmp_path / "out"
+    p, elapsed = study(out)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert elapsed < 60, f"the quick study took {elapsed:.0f} s on loopback"
+    rows = table(out)
+    assert len(rows) == QUICK_LATENCY + QUICK_BW and {x["where"] for x in rows} == {"loopback"}
+    plausible(rows)
+    assert db_rows(store_path, "SELECT label, status FROM runs") == [("net study", "complete")]
+    for name in ("net-rtt-by-size", "net-bw-by-write-size"):
+        assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "the remote column is absent" in p.stdout and "x ping's" in p.stdout
+
+
+@pytest.mark.slow  # ~40 s: the quick study on loopback and against a peer in a namespace at 100 Mbit/s
+def test_quick_study_against_a_peer_in_a_namespace(real_probe: str, store_path: Path, tmp_path: Path) -> None:
+    import netlab
+    from probe_helpers import optional_tool_missing
+
+    why = netlab.missing(files=False)
+    if why:
+        optional_tool_missing(why)
+    out = tmp_path / "out"
+    with netlab.namespace_lab(100_000_000, ends="both") as lab:
+        peer = lab.serve_peer(real_probe)
+        p, elapsed = study(out, "--peer", peer.address, "--token-file", str(peer.token_file))
+    assert netlab.leftovers() == []
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = table(out)
+    assert len(rows) == 2 * (QUICK_LATENCY + QUICK_BW)
+    plausible(rows)
+    remote = [x for x in rows if x["where"] == f"remote {peer.address}"]
+    assert len(remote) == QUICK_LATENCY + QUICK_BW
+    for x in remote:
+        if x["part"] == "bandwidth":  # 100 Mbit/s less the headers: 95.6 Mbit/s of goodput (test_net_remote.py)
+            assert 80 < float(x["mbit_per_s"]) < 105, x
+    assert (out / "net-loopback-vs-remote.svg").exists()
+    assert f"remote {peer.address}" in p.stdout.split("loopback against remote\n", 1)[1].splitlines()[0]
+    assert "path mtu 1500, mss 1448" in p.stdout
+    print(f"study net --quick with a namespace peer: {elapsed:.0f} s")
