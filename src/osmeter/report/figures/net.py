@@ -216,7 +216,8 @@ def remote_figure(data: RunData) -> NamedFigure | None:
             ax.set_yscale("log")
             ax.set_ylabel("median (Mbit/s of payload, log scale)")
             plots.set_title(ax, "bandwidth")
-        ax.legend(loc="upper left", fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8)  # off the bars
     title = "loopback against remote: round trips, connect, close and bandwidth (medians)"
     fig.suptitle(title, fontsize=10)
     return NamedFigure("net-loopback-vs-remote", title, fig)
