@@ -145,6 +145,9 @@ struct osm_bench {
 	const struct osm_param *params; /* terminated by a row with name == NULL; may be NULL */
 	/* Parameter sets a suite runs, ';'-separated, each "k=v[,k=v]"; NULL = defaults only. */
 	const char *sweep;
+	/* The full suite's parameter sets where it sweeps more than the other
+	 * suites (a size sweep), in sweep's format; NULL = sweep. */
+	const char *sweep_full;
 	int (*setup)(struct osm_ctx *ctx);           /* may be NULL */
 	int (*run)(struct osm_ctx *ctx, uint64_t batch); /* do `batch` operations */
 	void (*teardown)(struct osm_ctx *ctx);       /* may be NULL; always called after setup() succeeded */

@@ -17,6 +17,9 @@ extern const struct osm_family osm_family_mem;
 extern const struct osm_family osm_family_task;
 extern const struct osm_family osm_family_ctxsw;
 extern const struct osm_family osm_family_file;
+extern const struct osm_family osm_family_ipc;
+extern const struct osm_family osm_family_net;
+extern const struct osm_family osm_family_poll;
 extern const struct osm_family osm_family_test;
 
 const struct osm_family *const osm_families[] = {
@@ -24,6 +27,9 @@ const struct osm_family *const osm_families[] = {
 	&osm_family_syscall,
 	&osm_family_mem,
 	&osm_family_task, &osm_family_ctxsw, &osm_family_file,
+	&osm_family_ipc,
+	&osm_family_net,
+	&osm_family_poll,
 	&osm_family_test,
 };
 const size_t osm_n_families = ARRAY_SIZE(osm_families);
@@ -218,21 +224,21 @@ int osm_instance_apply(struct osm_instance *in, const char *assignments, char *e
 	return r;
 }
 
-int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
-			struct osm_instance **out)
+int osm_cat_sweep_of(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
+		     struct osm_instance **out)
 {
 	int n = 1;
-	for (const char *p = b->sweep; p && *p; p++)
+	for (const char *p = sweep; p && *p; p++)
 		n += *p == ';';
 	struct osm_instance *v = calloc((size_t)n, sizeof(*v));
 	if (!v)
 		return -1;
-	if (!b->sweep) {
+	if (!sweep) {
 		osm_instance_init(&v[0], f, b);
 		*out = v;
 		return 1;
 	}
-	char err[512], *buf = strdup(b->sweep), *save = NULL;
+	char err[512], *buf = strdup(sweep), *save = NULL;
 	int k = 0;
 	for (char *tok = buf ? strtok_r(buf, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save)) {
 		osm_instance_init(&v[k], f, b);
@@ -250,6 +256,12 @@ int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
 	free(buf);
 	*out = v;
 	return k;
+}
+
+int osm_sweep_instances(const struct osm_family *f, const struct osm_bench *b,
+			struct osm_instance **out)
+{
+	return osm_cat_sweep_of(f, b, b->sweep, out);
 }
 
 static const struct osm_family *family_named(const char *name, size_t len)
@@ -333,7 +345,8 @@ int osm_suite_instances(unsigned bit, struct osm_instance **out)
 			if (!(b->suites & bit) || (b->flags & OSM_HIDDEN))
 				continue;
 			struct osm_instance *s;
-			int m = osm_sweep_instances(f, b, &s);
+			const char *sw = bit == OSM_SUITE_FULL && b->sweep_full ? b->sweep_full : b->sweep;
+			int m = osm_cat_sweep_of(f, b, sw, &s);
 			if (m < 0) {
 				free(all);
 				return -1;
@@ -352,6 +365,22 @@ int osm_suite_instances(unsigned bit, struct osm_instance **out)
 	}
 	*out = all;
 	return n;
+}
+
+/* 1 (err set) when a sweep string does not parse for b. */
+static int bad_sweep(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
+		     const char *name, char *err, size_t len)
+{
+	if (!sweep)
+		return 0;
+	struct osm_instance *s;
+	int m = osm_cat_sweep_of(f, b, sweep, &s);
+	if (m < 0) {
+		snprintf(err, len, "%s: bad sweep '%s'", name, sweep);
+		return 1;
+	}
+	free(s);
+	return 0;
 }
 
 int osm_catalog_check(char *err, size_t len)
@@ -401,15 +430,8 @@ int osm_catalog_check(char *err, size_t len)
 				snprintf(err, len, "%s: a hidden benchmark cannot be in a suite", name);
 				return -1;
 			}
-			if (b->sweep) {
-				struct osm_instance *s;
-				int m = osm_sweep_instances(f, b, &s);
-				if (m < 0) {
-					snprintf(err, len, "%s: bad sweep '%s'", name, b->sweep);
-					return -1;
-				}
-				free(s);
-			}
+			if (bad_sweep(f, b, b->sweep, name, err, len) || bad_sweep(f, b, b->sweep_full, name, err, len))
+				return -1;
 			if (b->suites & OSM_SUITE_LEBENCH) {
 				snprintf(err, len, "%s: the lebench suite is the LEBench table (lebench.c), not a suite bit", name);
 				return -1;

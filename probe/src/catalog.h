@@ -39,7 +39,8 @@ int osm_instance_apply(struct osm_instance *in, const char *assignments, char *e
 /* Suite name -> OSM_SUITE_* bit, or 0 for an unknown name. */
 unsigned osm_suite_bit(const char *name);
 extern const char *const osm_suite_names[]; /* NULL-terminated */
-/* Every instance of a suite, in catalogue order, sweeps expanded. The caller
+/* Every instance of a suite, in catalogue order, sweeps expanded (the full
+ * suite's sweep_full where a benchmark has one). The caller
  * frees *out. Returns the count, or -1 (out of memory or a bad sweep). */
 int osm_suite_instances(unsigned bit, struct osm_instance **out);
 /* The instances one benchmark's sweep expands to (at least the defaults). */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "bench.h"
+#include "catalog.h"
 #include "emit.h"
 
 /* Suite bits in osm_suite_names[] order. */
@@ -18,6 +19,10 @@ size_t osm_cat_str_max(const struct osm_param *p);
 const char *osm_cat_str_max_why(const struct osm_param *p);
 void osm_cat_list_choices(const struct osm_param *p, char *buf, size_t len);
 int osm_cat_in_lebench(const struct osm_bench *b);
+/* The instances of a sweep string for b (NULL: the defaults); the count,
+ * or -1. The caller frees *out. */
+int osm_cat_sweep_of(const struct osm_family *f, const struct osm_bench *b, const char *sweep,
+		     struct osm_instance **out);
 void osm_cat_emit_param_value(struct osm_json *j, const char *key, const struct osm_param *p,
 			      const struct osm_pval *v);
 

@@ -74,6 +74,22 @@ static void emit_param_json(struct osm_json *j, const struct osm_param *pp)
 	osm_json_obj_end(j);
 }
 
+/* A sweep's parameter sets; [] for none (the defaults only). */
+static void emit_sweep(struct osm_json *j, const char *key, const struct osm_family *fam, const struct osm_bench *b,
+		       const char *sweep)
+{
+	osm_json_arr_begin(j, key);
+	if (sweep) {
+		struct osm_instance *s;
+		int m = osm_cat_sweep_of(fam, b, sweep, &s);
+		for (int q = 0; q < m; q++)
+			osm_emit_params(j, NULL, &s[q]);
+		if (m > 0)
+			free(s);
+	}
+	osm_json_arr_end(j);
+}
+
 static void emit_bench_json(struct osm_json *j, const struct osm_family *fam, const struct osm_bench *b)
 {
 	char name[128];
@@ -93,16 +109,8 @@ static void emit_bench_json(struct osm_json *j, const struct osm_family *fam, co
 	osm_json_arr_end(j);
 	emit_suites(j, b);
 	osm_json_bool(j, "hidden", (b->flags & OSM_HIDDEN) != 0);
-	osm_json_arr_begin(j, "sweep");
-	if (b->sweep) {
-		struct osm_instance *s;
-		int m = osm_sweep_instances(fam, b, &s);
-		for (int q = 0; q < m; q++)
-			osm_emit_params(j, NULL, &s[q]);
-		if (m > 0)
-			free(s);
-	}
-	osm_json_arr_end(j);
+	emit_sweep(j, "sweep", fam, b, b->sweep);
+	emit_sweep(j, "sweep_full", fam, b, b->sweep_full ? b->sweep_full : b->sweep);
 	osm_json_arr_begin(j, "params");
 	for (int p = 0; p < osm_nparams(b); p++)
 		emit_param_json(j, &b->params[p]);

@@ -29,6 +29,8 @@ void osm_cli_usage(FILE *f)
 		"                     [--counters LIST] [--lebench-exact] [--budget-fraction F]\n"
 		"                     [--inject-ns NAME=NS]\n"
 		"                     [-o FILE] [--quiet] [--die-with-parent]\n"
+		"       osmeter-probe serve [--listen ADDR[:PORT]] [--token T | --token-file F]\n"
+		"                     [--max-sessions N] [--session-time S] [--session-bytes B] [--quiet]\n"
 		"       osmeter-probe sysinfo [--json]\n"
 		"       osmeter-probe version\n"
 		"--param KEY=VALUES sets a parameter of every named benchmark that has it:\n"
@@ -37,6 +39,8 @@ void osm_cli_usage(FILE *f)
 		"  --param KEY=A --param KEY=B  the same as KEY=A,B; a value given twice runs once\n"
 		"  a string parameter (a path) takes its value whole, commas and '..' included\n"
 		"Every option but --param is given at most once. Arguments must be UTF-8.\n"
+		"serve runs the network peer of the net benchmarks until SIGINT or SIGTERM (docs/peer.md);\n"
+		"  --listen defaults to 127.0.0.1:7478; an address that is not loopback needs a token.\n"
 		"Exit codes: 0 ok, 1 a benchmark failed, 2 bad input, 3 cannot run (see docs/exit-codes.md).\n",
 		OSM_MAX_PARAM_VALUES);
 }

@@ -1,4 +1,4 @@
-/* cli.h - `run` options: parsed and validated completely before anything
+/* cli.h - `run` and `serve` options: parsed and validated completely before anything
  * runs, so bad input never produces a half-run. */
 #ifndef OSM_CLI_H
 #define OSM_CLI_H
@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "counters.h"
 #include "harness.h"
+#include "peer.h"
 
 struct osm_run_opts {
 	struct osm_instance *instances; /* what to run, in order (owned) */
@@ -37,5 +38,12 @@ void osm_budget_for_suite(const char *suite, struct osm_budget *b);
 int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len);
 void osm_cli_free_run(struct osm_run_opts *o);
 void osm_cli_usage(FILE *f);
+
+/* Parses argv after "serve" into a peer configuration (docs/peer.md):
+ * address, token (--token, --token-file, else $OSMETER_PEER_TOKEN),
+ * limits, --quiet. A non-loopback address without a token is refused
+ * here. Returns 0, or -1 with the message in err. */
+int osm_cli_parse_serve(int argc, char **argv, struct osm_peer_config *cfg, char *err, size_t len);
+void osm_cli_serve_usage(FILE *f);
 
 #endif

@@ -1,4 +1,4 @@
-/* main.c - osmeter-probe: argv -> list | run | sysinfo | version.
+/* main.c - osmeter-probe: argv -> list | run | serve | sysinfo | version.
  *
  * Exit codes (docs/exit-codes.md):
  *   0  everything ran (some benchmarks may have been skipped, with reasons)
@@ -9,7 +9,10 @@
  *      directory
  *   killed by SIGINT/SIGTERM/...: after cleaning up and writing an `end`
  *      record with status "interrupted", the probe dies of the same signal
- *      (a shell shows 128 + the signal number). */
+ *      (a shell shows 128 + the signal number).
+ * `serve` runs the network peer: 0 when SIGINT, SIGTERM or SIGHUP stopped
+ * it, 2 bad options (a non-loopback address without a token included), 3
+ * when it cannot listen. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -29,6 +32,7 @@
 #include "emit.h"
 #include "harness.h"
 #include "log.h"
+#include "peer.h"
 #include "sysinfo.h"
 
 enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2, EXIT_CANNOT_RUN = 3 };
@@ -430,6 +434,24 @@ static int cmd_run(int argc, char **argv)
 	return failed ? EXIT_BENCH_FAILED : EXIT_OK;
 }
 
+/* The network peer until SIGINT/SIGTERM/SIGHUP (exit 0); bad options
+ * exit 2, a peer that cannot listen 3. */
+static int cmd_serve(int argc, char **argv)
+{
+	struct osm_peer_config cfg;
+	char err[1024];
+	if (osm_cli_parse_serve(argc, argv, &cfg, err, sizeof(err))) {
+		osm_err("%s", err);
+		osm_cli_serve_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (osm_peer_serve(&cfg, err, sizeof(err))) {
+		osm_err("%s", err);
+		return EXIT_CANNOT_RUN;
+	}
+	return EXIT_OK;
+}
+
 /* Every argument must be UTF-8: names, values and paths are echoed in JSON
  * strings, and a byte that is not UTF-8 could only be replaced there
  * (docs/exit-codes.md). */
@@ -464,6 +486,8 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 2, argv + 2);
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return cmd_serve(argc - 2, argv + 2);
 	if (!strcmp(cmd, "sysinfo"))
 		return cmd_sysinfo(argc - 2, argv + 2);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -474,7 +498,7 @@ int main(int argc, char **argv)
 		osm_cli_usage(stdout);
 		return EXIT_OK;
 	}
-	osm_err("unknown command '%s'; allowed: list, run, sysinfo, version, help", cmd);
+	osm_err("unknown command '%s'; allowed: list, run, serve, sysinfo, version, help", cmd);
 	osm_cli_usage(stderr);
 	return EXIT_USAGE;
 }

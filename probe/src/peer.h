@@ -45,23 +45,43 @@ struct osm_peer_config {
 	socklen_t addr_len;
 	char token[OSM_PEER_TOKEN_MAX + 1]; /* "" = none (loopback only) */
 	struct osm_peer_limits lim;
-	int ready_fd;  /* >= 0: the bound port is written there as "PORT\n", then closed */
+	int ready_fd;  /* >= 0: once listening, the bound port is written there as
+			* "PORT\n" and the fd closed (a failure before leaves it
+			* open); < 0: a "listening on ADDR:PORT" line on stderr */
 	int quiet;     /* 1: no log line per session on stderr */
 };
+
+#define OSM_PEER_TOKEN_ENV "OSMETER_PEER_TOKEN"
+
+/* A token is 1 to OSM_PEER_TOKEN_MAX printable ASCII bytes without a space
+ * (it travels as one word of the hello). 0, or -1 with the reason. */
+int osm_peer_token_valid(const char *t, size_t len, char *err, size_t errlen);
+/* The token a peer or a client uses: the first line of the file `path`
+ * (its line end and trailing blanks cut; a warning when other users may
+ * read the file), or with path NULL $OSMETER_PEER_TOKEN, or "" when that
+ * is unset or empty. 0, or -1 with the reason (unreadable file, bad token). */
+int osm_peer_token_load(const char *path, char token[OSM_PEER_TOKEN_MAX + 1], char *err, size_t errlen);
 
 /* Defaults (docs/peer.md): 120 s, 64 GiB, 32 sessions, 256 pending, 5 s. */
 void osm_peer_default_limits(struct osm_peer_limits *lim);
 
 /* Parses "HOST:PORT", "[V6]:PORT", or a bare host with the default port
- * when allow_no_port. Numeric addresses and names (getaddrinfo). Returns 0,
- * or -1 with the reason in err. */
+ * when allow_no_port (a bare IPv6 address too: "::1"). HOST is a numeric
+ * IPv4 or IPv6 address (an IPv6 one may carry "%IFNAME" or "%N" as its
+ * scope) or "localhost"; no other name is resolved: a static probe cannot
+ * count on the system's resolver (NSS). Returns 0, or -1 with the reason
+ * in err. */
 int osm_peer_parse_addr(const char *s, int allow_no_port, struct sockaddr_storage *ss, socklen_t *len,
 			char *err, size_t errlen);
 /* 1 when the address is loopback (127/8, ::1, ::ffff:127/104). */
 int osm_peer_is_loopback(const struct sockaddr *sa);
 
-/* Runs the peer until SIGINT or SIGTERM (returns 0) or a fatal error
- * (-1, the reason in err). Refuses a non-loopback address without a token. */
+/* Runs the peer until SIGINT, SIGTERM or SIGHUP (returns 0) or a fatal
+ * error (-1, the reason in err: cannot listen). Refuses a non-loopback
+ * address without a token. While it runs, those signals and SIGCHLD are
+ * blocked (read through a signalfd) and SIGPIPE is ignored; the mask is
+ * restored on return. Session processes are killed and reaped before it
+ * returns. */
 int osm_peer_serve(const struct osm_peer_config *cfg, char *err, size_t errlen);
 
 /* ---- client side ---------------------------------------------------- */
@@ -75,12 +95,19 @@ struct osm_peer {
 	pid_t pid;              /* > 0: our own peer process */
 	int cleanup_handle;     /* its cleanup-stack entry, or -1 */
 	char version[64];       /* the peer's probe version (from its answer) */
-	char where[128];        /* "127.0.0.1:41234 (own peer, cross_cpu)" or "HOST:PORT" */
+	char where[128];        /* "127.0.0.1:41234 (own peer on CPU 1)" or "10.0.0.2:7478" */
 };
 
-/* Remote peer: spec "HOST:PORT" (token may be ""). Own peer: spec NULL or
- * "", family AF_INET or AF_INET6, pinned to cpu (-1: not pinned). Returns
- * 0, or -1 with the reason in err. */
+/* Remote peer: spec "HOST:PORT" (osm_peer_parse_addr; no port: 7478),
+ * token "" or NULL when it needs none. Own peer: spec NULL or "", family
+ * AF_INET (127.0.0.1) or AF_INET6 (::1), a kernel-chosen port, pinned to
+ * cpu with its sessions (-1: not pinned, so it keeps the probe's own
+ * affinity: the probe's CPU once the probe is pinned). Either way a first
+ * session (`close`) checks that the peer answers and takes the token, and
+ * sets p->version. Returns 0, or -1 with the reason in err, e.g. "peer
+ * 10.0.0.2:7478 did not answer the hello in 10 s", "peer 10.0.0.2:7478
+ * refused: ERR token". Every blocking step of the client times out after
+ * 10 s. */
 int osm_peer_open(struct osm_peer *p, const char *spec, const char *token, int family, int cpu, char *err,
 		  size_t errlen);
 /* Stops our own peer (SIGTERM, reaped) and forgets it. */
@@ -88,12 +115,18 @@ void osm_peer_close(struct osm_peer *p);
 
 /* A session: a connected TCP socket past its hello. service is one of
  * "echo", "sink", "source", "udp", "close"; args is "" or "k=v k=v"
- * (source: size=N). On success returns the socket; the answer's key=value
- * words (udp_port=, cookie=) are copied into answer. -1 with the reason in
- * err: the peer's "ERR ..." line, a timeout, or the socket error. */
+ * (source: size=N). On success returns the socket (blocking, no timeouts
+ * left on it, Nagle as the kernel's default: the caller sets TCP_NODELAY
+ * if it wants it); the answer's key=value words (udp_port=, cookie=,
+ * mtu= the peer's view of the path MTU) are copied into answer (may be
+ * NULL), the peer's version into p->version. Nothing after the answer
+ * line has been read. -1 with the reason in err: the peer's "ERR ..."
+ * line, a timeout, or the socket error. */
 int osm_peer_session(struct osm_peer *p, const char *service, const char *args, char *answer, size_t anslen,
 		     char *err, size_t errlen);
-/* A bare TCP connection to the peer (no hello), connect() blocking. */
+/* A bare TCP connection to the peer (no hello), connect() blocking, at
+ * most 10 s (SO_SNDTIMEO, reset to none afterwards); the peer closes it
+ * silently when the client closes it. */
 int osm_peer_connect(const struct osm_peer *p, char *err, size_t errlen);
 /* The path MTU of a connected socket (IP_MTU / IPV6_MTU), or -1. */
 int osm_peer_path_mtu(int fd);

@@ -217,7 +217,7 @@ class Result:
     mean: float
     batch: int
     cpu: int
-    placement: str | None  # same_cpu / cross_cpu for two-party benchmarks
+    placement: str | None  # same_cpu / cross_cpu for two-party benchmarks, remote (net, peer=)
     elapsed_s: float
     stop_reason: str
     ref_cycles: float | None

@@ -84,3 +84,23 @@ def ref_cycles_text(r: BenchResult) -> str:
     if value is None:
         return ""
     return f"{value:.1f}" if abs(value) < 1e6 else fmt_num(value)
+
+
+BIT_RATE_HEADING = "in bits/s (median x 8; the net family's goodput, as iperf3 states it):"
+
+
+def bit_rate(r: BenchResult) -> float | None:
+    """The median in bits/s for a result the probe gives in bits too (`extra.bits_per_s`: net.tcp_bw); else None.
+
+    8 x the pooled median, so it is the table's median, not one probe process's."""
+    if r.unit != "bytes_per_s" or r.summary is None or "bits_per_s" not in (r.extra or {}):
+        return None
+    return None if math.isnan(r.summary.median) else 8 * r.summary.median
+
+
+def bits_text(value: float) -> str:
+    """A bit rate in SI units, 4 significant digits: 7.54e9 -> '7.54 Gbit/s'."""
+    for unit, scale in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g} {unit}"
+    return f"{value:.4g} bit/s"

@@ -155,6 +155,18 @@ def wrap_list(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
+def ordered_ok(ok: Sequence[BenchResult], names: RowNames | None) -> list[BenchResult]:
+    """The ok results in the summary table's order."""
+    return [r for _, r in nm.labelled(ok, names)]
+
+
+def bit_rates(results: Sequence[BenchResult]) -> str:
+    """The rates the probe also gives in bits (net.tcp_bw), one line each, under the table; '' when none."""
+    lines = [f"  {describe_instance(r.bench, r.params)}: {sm.bits_text(v)}"
+             for r in results if (v := sm.bit_rate(r)) is not None]
+    return "\n".join([sm.BIT_RATE_HEADING, *lines]) if lines else ""
+
+
 def _instance(row_name: str | None, r: BenchResult) -> str:
     what = describe_instance(r.bench, r.params)
     return f"{row_name} ({what})" if row_name else what
@@ -188,8 +200,11 @@ def render_run(
             notes.append(sm.R_NOTE)
         notes += fl.legend_lines(fl.present(ok), width)
         parts.append(table + ("\n" + "\n".join(notes) if notes else ""))
+        ordered = ordered_ok(ok, names)
+        bits = bit_rates(ordered)
+        if bits:
+            parts.append(bits)
         # as wide as the terminal, or as the summary above it when that is wider already
-        ordered = [r for _, r in nm.labelled(ok, names)]
         counters = render_counters(ordered, max(width, max(len(line) for line in table.splitlines())))
         if counters:
             parts.append(counters)
