@@ -20,7 +20,6 @@ from osmeter.report.figures import RunData
 from osmeter.report.figures import net as net_figures
 from osmeter.stats import summary
 
-from ..conftest import DATA
 from ..fake_probe import NET, NET_COMMON
 
 
@@ -189,12 +188,24 @@ def test_figure_labels_never_overlap_and_stay_inside() -> None:
         assert_inside(fig, renderer)
 
 
-def test_the_fake_probe_knows_the_net_family_as_the_catalogue_has_it() -> None:
-    catalog = {b["name"]: b for b in json.loads((DATA / "list.json").read_text())["benchmarks"]}
-    net = {n: b for n, b in catalog.items() if n.startswith("net.")}
-    if not net:
-        pytest.skip("the catalogue (tests/data/list.json) has no net family yet")
+def test_the_fake_probe_knows_the_net_family_as_the_probe_has_it(probe: str) -> None:
+    """tests/fake_probe.py's net family (names, parameters, defaults, ranges,
+    choices) is the real probe's catalogue, so the study's plan the FakeProbe
+    accepts is one the probe accepts."""
+    import subprocess
+
+    from ..fake_probe import NET_CHOICES, NET_RANGES, net_value
+
+    listing = json.loads(subprocess.run([probe, "list", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)
+    net = {b["name"]: b for b in listing["benchmarks"] if b["family"] == "net"}
     assert set(net) == set(NET)
     for name, bench in net.items():
         real = {p["name"]: p for p in bench["params"]}
         assert set(real) == set(NET[name]) | set(NET_COMMON), name
+        for key, spec in real.items():
+            assert net_value(name, key, {**NET[name], **NET_COMMON}[key]) == spec["default"], (name, key)
+            if "choices" in spec:
+                assert tuple(spec["choices"]) == NET_CHOICES[key], (name, key)
+            if "min" in spec:
+                assert NET_RANGES[(name, key)] == (spec["min"], spec["max"]), (name, key)
