@@ -64,6 +64,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -554,6 +555,31 @@ def remote_dir(rate_bit_s: int | None = None) -> Iterator[RemoteDir]:
             _unmount(str(lab.mount))
             for proc in reversed(lab.procs):  # sshfs, then sshd: the namespace lab stops any left
                 _stop(proc)
+
+
+ABANDON = """
+import sys, time
+sys.path.insert(0, {tests!r})
+import netlab
+{body}
+    time.sleep(600)
+"""
+
+
+def abandoned_lab(body: str) -> tuple[int, list[str]]:
+    """A lab left behind: `body` (a `with netlab...() as lab:` block that
+    prints one line of words) runs in a child process, which is killed with
+    SIGKILL once it has printed, so no teardown runs. Returns the child's
+    pid (the lab's owner) and the printed words."""
+    code = ABANDON.format(tests=str(Path(__file__).resolve().parent), body=body.strip("\n"))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        words = proc.stdout.readline().split()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    return proc.pid, words
 
 
 def leftovers(pid: int | None = None) -> list[str]:

@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -149,35 +146,19 @@ def test_the_lab_and_its_peer_are_removed_when_a_test_fails(probe: str) -> None:
     assert seen["if"] not in netlab.run("ip", "-o", "link", "show").stdout
 
 
-STALE_LAB = """
-import sys, time
-sys.path.insert(0, {tests!r})
-import netlab
-with netlab.namespace_lab({rate}, ends="both") as lab:
-    peer = lab.serve_peer({probe!r})
-    print(lab.ns, lab.root, peer.proc.pid, flush=True)
-    time.sleep(600)
-"""
-
-
 def test_a_lab_left_by_a_killed_run_is_removed_by_the_next(probe: str) -> None:
     why = netlab.missing(files=False)
     if why:
         optional_tool_missing(why)
-    tests = str(Path(__file__).resolve().parents[1])
-    proc = subprocess.Popen([sys.executable, "-c", STALE_LAB.format(tests=tests, rate=RATES[0], probe=probe)],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        ns, root, peer_pid = proc.stdout.readline().split()
-    finally:
-        proc.send_signal(signal.SIGKILL)  # no teardown runs
-        proc.wait()
-    left = netlab.leftovers(proc.pid)
+    pid, (ns, root, peer_pid) = netlab.abandoned_lab(f"""
+with netlab.namespace_lab({RATES[0]}, ends="both") as lab:
+    peer = lab.serve_peer({probe!r})
+    print(lab.ns, lab.root, peer.proc.pid, flush=True)""")
+    left = netlab.leftovers(pid)
     assert f"netns {ns}" in left and root in left and any(w.startswith(f"process {peer_pid} ") for w in left)
     removed = netlab.remove_stale()
     assert f"netns {ns}" in removed and root in removed
-    assert netlab.leftovers(proc.pid) == []
+    assert netlab.leftovers(pid) == []
     deadline = time.monotonic() + 10  # killed, then reaped by whoever inherited it
     while os.path.exists(f"/proc/{peer_pid}") and time.monotonic() < deadline:
         time.sleep(0.02)
