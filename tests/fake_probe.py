@@ -8,6 +8,10 @@ Commands, as the real probe (docs/schema.md):
                      replays a scripted run from a JSON Lines file, keeping
                      only the named benchmarks when names are given and
                      renumbering progress and the end counts to match.
+                     The net family's benchmarks (NET below) are not
+                     replayed but made from a model of a known machine
+                     (net_record), one instance per combination of the
+                     --param values, as the real probe expands them.
 
 Bad input behaves like the real probe: a message on stderr, exit 2, nothing
 on stdout (unknown benchmark, unknown parameter key, KEY=VALUE malformed).
@@ -33,7 +37,17 @@ Knobs (environment):
   FAKE_PROBE_DIE_RUN=K        DIE_AFTER applies only to the K-th invocation (from 1)
   FAKE_PROBE_SCALE=F1,F2,...  multiply the samples (and result figures) of the
                               K-th invocation by FK
+  FAKE_PROBE_NET_ERROR=NAME   net benchmark NAME ends in `error` (its peer vanished mid-run)
+  FAKE_PROBE_NET_SKIP=NAME    net benchmark NAME is skipped (net.icmp_rtt without a ping socket)
   FAKE_PROBE_MARKER=...       not read: tests find this process and its children by it
+
+The net model (a loopback with a peer on another CPU, and a remote peer
+behind a 100 Mbit/s link with 80 us more of round trip): round trip
+T0 + size x per-byte cost (loopback 20 us TCP, 18 us UDP, 8 us ICMP, 0.25
+ns/byte; remote + 80 us and 160 ns/byte, the 100 Mbit/s both ways); connect
+30 us (remote + 80 us); close 8 us active, 12 us passive (remote x 2);
+bandwidth 2.5 GB/s x min(1, write/64K) on loopback, 11.955 MB/s remote
+(100 Mbit/s less the headers, docs/methods/net.md), recv 10 % under send.
 """
 
 import ctypes
@@ -74,6 +88,107 @@ def pause(seconds):
         time.sleep(0.01)
 
 
+# The net family as the fake knows it: each benchmark's own parameters with
+# their defaults, and those every net benchmark has. A unit test checks them
+# against the real catalogue (tests/data/list.json) once it has the family.
+NET = {
+    "net.tcp_rtt": {"size": "1"},
+    "net.udp_rtt": {"size": "16"},
+    "net.icmp_rtt": {"size": "56", "method": "auto"},
+    "net.tcp_bw": {"direction": "send", "write_size": "128K", "duration": "100"},
+    "net.tcp_connect": {},
+    "net.tcp_close": {"side": "active"},
+}
+NET_RANGES = {("net.tcp_rtt", "size"): (1, 1 << 20), ("net.udp_rtt", "size"): (8, 65507),
+              ("net.icmp_rtt", "size"): (0, 65507), ("net.tcp_bw", "write_size"): (1 << 10, 16 << 20),
+              ("net.tcp_bw", "duration"): (10, 60000)}
+NET_COMMON = {"peer": "", "token_file": "", "family": "ipv4", "placement": "cross_cpu"}
+NET_CHOICES = {"direction": ("send", "recv"), "side": ("active", "passive"), "family": ("ipv4", "ipv6"),
+               "placement": ("same_cpu", "cross_cpu"), "method": ("auto", "ping", "raw")}
+NET_STRINGS = ("peer", "token_file")  # taken whole, commas included
+NET_BYTES = ("size", "write_size")
+UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def net_value(name, key, text):
+    """A net parameter's value as the probe records it (sizes in bytes), or a usage error."""
+    if key in NET_CHOICES:
+        if text not in NET_CHOICES[key]:
+            usage(f"--param {key}={text}: allowed values: {', '.join(NET_CHOICES[key])}")
+        return text
+    if key in NET_STRINGS:
+        return text
+    try:
+        sized = key in NET_BYTES and name != "net.icmp_rtt"  # icmp_rtt's size is a plain integer
+        n = int(text[:-1]) * UNITS[text[-1]] if sized and text[-1:] in UNITS else int(text)
+    except (ValueError, IndexError):
+        usage(f"--param {key}={text}: not an integer")
+    lo, hi = NET_RANGES[(name, key)]
+    if not lo <= n <= hi:
+        usage(f"--param {key}={text}: out of range for {name}, allowed {lo}..{hi}")
+    return n
+
+
+def net_instances(names, assignments):
+    """(name, params) per instance: names outermost, then keys in order of first appearance."""
+    given = {}
+    for a in assignments:
+        key, _, value = a.partition("=")
+        values = [value] if key in NET_STRINGS else value.split(",")
+        given.setdefault(key, [])
+        given[key] += [v for v in values if v not in given[key]]
+    out = []
+    for name in names:
+        keys = {**NET[name], **NET_COMMON}
+        insts = [{k: net_value(name, k, v) for k, v in keys.items()}]
+        for key, values in given.items():
+            if key in keys:
+                insts = [dict(i, **{key: net_value(name, key, v)}) for i in insts for v in values]
+        out += [(name, i) for i in insts]
+    return out
+
+
+def net_record(name, params):
+    """(unit, samples, extra, info) of one instance on the model machine."""
+    remote = params["peer"] != ""
+    size = params.get("size", 0)
+    base = {"net.tcp_rtt": 20e3, "net.udp_rtt": 18e3, "net.icmp_rtt": 8e3}
+    info = {"peer": params["peer"] or "127.0.0.1:40000 (own peer on CPU 1)", "peer_version": "0.3.0",
+            "placement": "remote" if remote else params["placement"]}
+    link = {"path_mtu": 1500 if remote else 65536}
+    spread = [1 + 0.01 * (k - 10) for k in range(21)]  # +-10 %, the median the model's value
+    if name == "net.tcp_bw":
+        rate = 11.955e6 if remote else 2.5e9 * min(1.0, params["write_size"] / 65536)
+        rate *= 0.9 if params["direction"] == "recv" else 1.0
+        values = [rate * f for f in spread]
+        return "bytes_per_s", values, {"bits_per_s": 8 * rate, "mss": 1448 if remote else 65483, **link}, info
+    if name in base:
+        ns = base[name] + size * 0.25 + ((80e3 + size * 160) if remote else 0)
+    elif name == "net.tcp_connect":
+        ns = 30e3 + (80e3 if remote else 0)
+    else:
+        ns = (8e3 if params["side"] == "active" else 12e3) * (2 if remote else 1)
+    return "ns", [ns * f for f in spread], link, info
+
+
+def net_records(name, params):
+    """The records of one net instance after its progress line."""
+    head = {"bench": name, "params": params}
+    if os.environ.get("FAKE_PROBE_NET_SKIP") == name:
+        return [{"type": "skip", **head, "reason": "no ICMP socket: needs root, or the group in "
+                 "net.ipv4.ping_group_range"}]
+    if os.environ.get("FAKE_PROBE_NET_ERROR") == name:
+        return [{"type": "error", **head, "message": "the peer closed the connection mid-run (Connection reset by "
+                 "peer)"}]
+    unit, values, extra, info = net_record(name, params)
+    values.sort()
+    return [{"type": "samples", **head, "unit": unit, "batch": 1, "values": values},
+            {"type": "result", **head, "unit": unit, "n": len(values), "min": values[0],
+             "median": values[len(values) // 2], "mean": sum(values) / len(values), "batch": 1, "cpu": 0,
+             "placement": info["placement"], "elapsed_s": 0.1,
+             "stop_reason": "rse", "ref_cycles": None, "extra": extra, "info": info}]
+
+
 def parse_run_args(args):
     opts = {"suite": None, "names": [], "params": []}
     valued = {"--suite", "--param", "--cpu", "--min-time", "--max-time", "--min-samples", "--max-samples",
@@ -105,6 +220,8 @@ def parse_run_args(args):
 def check_input(opts):
     catalog = json.loads((DATA / "list.json").read_text())
     known = {b["name"]: b for b in catalog["benchmarks"]}
+    known.update({n: {"params": [{"name": k} for k in {**p, **NET_COMMON}]} for n, p in NET.items()
+                  if n not in known})
     for name in opts["names"]:
         if name not in known:
             usage(f"unknown benchmark '{name}'; `osmeter-probe list` shows the {len(known)} benchmarks")
@@ -171,6 +288,10 @@ def run(args):
     if opts["names"]:
         instances = [i for i in instances if i[0]["bench"] in opts["names"]]
         meta["suite"] = None
+        net = [n for n in opts["names"] if n in NET]
+        instances += [[{"type": "progress", "index": 0, "total": 0, "bench": n, "params": p}, *net_records(n, p)]
+                      for n, p in net_instances(net, [a for a in opts["params"] if a.partition("=")[0] in
+                                                      {k for n in net for k in {**NET[n], **NET_COMMON}}])]
     delay = float(os.environ.get("FAKE_PROBE_DELAY", "0"))
     die_after = int(os.environ.get("FAKE_PROBE_DIE_AFTER", "-1"))
     die_run = os.environ.get("FAKE_PROBE_DIE_RUN")

@@ -25,9 +25,6 @@ which has no limit.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -117,32 +114,16 @@ def test_the_lab_is_removed_when_a_test_fails() -> None:
     assert not Path(seen["root"]).exists()
 
 
-STALE_LAB = """
-import os, sys, time
-sys.path.insert(0, {tests!r})
-import netlab
-with netlab.remote_dir({rate}) as lab:
-    print(lab.ns, lab.mount, lab.root, flush=True)
-    time.sleep(600)
-"""
-
-
 def test_a_lab_left_by_a_killed_run_is_removed_by_the_next(tmp_path: Path) -> None:
     why = netlab.missing()
     if why:
         optional_tool_missing(why)
-    tests = str(Path(__file__).resolve().parents[1])
-    proc = subprocess.Popen([sys.executable, "-c", STALE_LAB.format(tests=tests, rate=RATE_BIT_S)],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        ns, mount, root = proc.stdout.readline().split()
-    finally:
-        proc.send_signal(signal.SIGKILL)  # no teardown runs
-        proc.wait()
-    left = netlab.leftovers(proc.pid)
+    pid, (ns, mount, root) = netlab.abandoned_lab(f"""
+with netlab.remote_dir({RATE_BIT_S}) as lab:
+    print(lab.ns, lab.mount, lab.root, flush=True)""")
+    left = netlab.leftovers(pid)
     assert f"netns {ns}" in left and f"mount {mount}" in left and root in left
     removed = netlab.remove_stale()
     assert f"netns {ns}" in removed and mount in removed and root in removed
-    assert netlab.leftovers(proc.pid) == []
+    assert netlab.leftovers(pid) == []
     assert not os.path.exists(root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from osmeter.commands.run import probe_argv
 from osmeter.errors import EXIT_USAGE
@@ -79,18 +80,23 @@ def test_figures_need_two_sizes() -> None:
     assert math.isfinite(study_points(data)[0].median)
 
 
-def test_an_output_that_cannot_be_written_is_refused_before_the_study(cli, store_path, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("study, blockers", [
+    ("fork", ("fork-study.csv", "task-fork-study-migration.svg")),
+    ("net", ("net-study.csv", "net-rtt-by-size.png")),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_the_study(cli, store_path, tmp_path, monkeypatch,
+                                                                      study, blockers) -> None:
     """The table's file (or an old figure's) being a directory is found before
-    the probe runs, not after the study's minutes of forking."""
+    the probe runs, not after the study's minutes of measuring."""
     marker = tmp_path / "probe-ran"
     probe = tmp_path / "probe"
     probe.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
     probe.chmod(0o755)
     monkeypatch.setenv("OSMETER_PROBE", str(probe))
     out = tmp_path / "out"
-    for blocker in ("fork-study.csv", "task-fork-study-migration.svg"):
+    for blocker in blockers:
         (out / blocker).mkdir(parents=True)
-        r = cli("study", "fork", "--quick", "-o", str(out))
+        r = cli("study", study, "--quick", "-o", str(out))
         assert r.code == EXIT_USAGE and f"{blocker}: it is a directory" in r.err, r.err
         assert not marker.exists() and not store_path.exists()
         (out / blocker).rmdir()

@@ -1,8 +1,10 @@
-"""osmeter study fork|files: a study's matrix as one stored run, with figures.
+"""osmeter study fork|files|net: a study's matrix as one stored run, with figures.
 
 `files` (the course project's file-system figures: the page cache's size,
 cold reads by block size, local against remote, contention) lives in
-study_files.py; this module holds `fork` and the `study` command.
+study_files.py, `net` (round trips, bandwidth, connect and close, loopback
+against remote) in study_net.py; this module holds `fork` and the `study`
+command.
 
 The matrix: `task.fork` with the parent's written memory at 1, 8, 16, 32,
 64, 128, 256, 512 and 1024 MiB, x {single process, one process per CPU
@@ -48,7 +50,7 @@ from .options import add_store_option, non_negative_int, positive_int
 from .run import RunOptions, _problem_text, _verdict, counter_list, drive, probe_argv
 
 NAME = "study"
-STUDIES = ("fork", "files")
+STUDIES = ("fork", "files", "net")
 SIZES_MIB = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
 FULL_FORKS = 1000
 QUICK_FORKS = 100
@@ -60,12 +62,12 @@ TABLE_COUNTERS = ("task-clock", "page-faults", "context-switches", "cpu-migratio
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from . import study_files
+    from . import study_files, study_net
 
     top = sub.add_parser(
         NAME,
-        help="run a study (fork: fork cost against parent memory; files: page cache, cold reads, contention) "
-        "and write its figures",
+        help="run a study (fork: fork cost against parent memory; files: page cache, cold reads, contention; "
+        "net: round trips, bandwidth, connect/close, loopback against remote) and write its figures",
         description="Run a study's matrix as one stored run and write its figures (SVG and PNG) and its table.",
     )
     studies = top.add_subparsers(dest="study", metavar="STUDY", required=True)
@@ -102,6 +104,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "block size, local against remote files (--remote-dir), and contention of 1..8 readers.",
     )
     study_files.add_arguments(files)
+    net = studies.add_parser(
+        study_net.NAME,
+        help="TCP/UDP/ICMP round trips by message size, TCP bandwidth by write size, connect and close, "
+        "loopback against a remote peer",
+        description="The course project's network table and figures as one stored run: TCP and UDP round trips "
+        "by message size next to ICMP echo (ping), TCP bandwidth by write size in both directions, TCP connect "
+        "and close, on loopback and, with --peer (`osmeter serve` on the other machine), against a remote peer.",
+    )
+    study_net.add_arguments(net)
     return top
 
 
@@ -234,6 +245,10 @@ def run(args: argparse.Namespace) -> int:
         from . import study_files
 
         return study_files.run(args)
+    if args.study == "net":
+        from . import study_net
+
+        return study_net.run(args)
     return run_fork(args)
 
 

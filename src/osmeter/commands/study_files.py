@@ -34,26 +34,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
-import io
 import os
-import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import cgroup, outfile, pagecache, textsafe
 from ..errors import UsageError
-from ..probe import describe_exit, locate_probe
-from ..progress import PlainProgress, make_progress
-from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
 from ..report.table import MISSING, fmt_num, render_table
 from ..store import open_store, resolve_location
 from .options import add_store_option, non_negative_int, positive_int
-from .run import Outcome, RunOptions, _problem_text, _try_finish, _verdict, drive, probe_argv
+from .run import RunOptions
 from .study import _check_figures_possible
+from .study import render_csv as study_csv
+from .study_parts import Part, conclude, record_parts, write_files
 
 NAME = "files"
 MIB = 1 << 20
@@ -93,13 +88,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # --- the plan ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Part:
-    title: str
-    opts: RunOptions
-    in_cgroup: bool = False
 
 
 @dataclass(frozen=True)
@@ -310,11 +298,7 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
 
 
 def render_csv(rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(HEADER)
-    w.writerows(rows)
-    return buf.getvalue()
+    return study_csv(HEADER, rows)
 
 
 def render_text(rows: list[list[str]], analyses: Sequence[pagecache.CacheAnalysis], notes: Sequence[str]) -> str:
@@ -332,59 +316,12 @@ def render_text(rows: list[list[str]], analyses: Sequence[pagecache.CacheAnalysi
 # --- running ----------------------------------------------------------------
 
 
-class PartProgress:
-    """The run's progress, with each probe stream announced as a part (not a repetition)."""
-
-    def __init__(self, inner: PlainProgress, titles: Sequence[str]) -> None:
-        self._inner = inner
-        self._titles = list(titles)
-
-    def show(self, event: Any) -> None:
-        if isinstance(event, RunStarted):
-            self._inner.show(replace(event, repetitions=1))
-            self._inner.note(f"part 1 of {len(self._titles)}: {self._titles[0]}")
-        elif isinstance(event, RepetitionStarted):
-            k = event.repetition
-            self._inner.note(f"part {k} of {len(self._titles)}: {self._titles[k - 1]}")
-        else:
-            self._inner.show(event)
-
-    def note(self, text: str) -> None:
-        self._inner.note(text)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def _ok(outcome: Outcome, recorder: RunRecorder) -> bool:
-    return outcome.signal is None and outcome.problem is None and recorder.end is not None \
-        and recorder.end.status == "complete"
-
-
-def run_parts(plan: Plan, probe: Path, recorder: RunRecorder, progress: PartProgress,
-              cg: cgroup.MemoryCgroup | None) -> Outcome:
-    """Each part's probe run into the one recorder, while each ends well."""
-    outcome = Outcome(0, None, None)
-    for k, part in enumerate(plan.parts):
-        before = recorder.repetition
-        argv = probe_argv(probe, part.opts)
-        outcome = drive(argv, recorder, progress, cg.enter() if part.in_cgroup and cg is not None else None)  # type: ignore[arg-type]
-        if k and recorder.repetition == before and outcome.problem is None and outcome.signal is None:
-            outcome = Outcome(outcome.returncode, None,
-                              f"part {k + 1} ({part.title.split(':')[0]}): osmeter-probe did not start "
-                              f"({describe_exit(outcome.returncode)})")
-        if not _ok(outcome, recorder):
-            break
-    return outcome
-
-
 TABLES = ("files-study.csv", "files-study.txt")  # what write_outputs writes, checked before the study runs
 FIGURES = ("file-*.svg", "file-*.png")  # report/figures/file.py names them so
 
 
 def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]) -> tuple[list[Path], str]:
     """Figures (SVG and PNG) and the table (CSV and text) of a stored files-study run."""
-    from ..report import plots
     from ..report.content import run_data
     from ..report.figures.file import figures
 
@@ -392,16 +329,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]
     data = run_data(store, info)
     rows = table_rows(data.results)
     text = render_text(rows, pagecache.analyse(data.results, info.params), notes)
-    written = []
-    for name, content in zip(TABLES, (render_csv(rows), text)):
-        written.append(outfile.write(directory / name, content))
-    for nf in figures(data):
-        try:
-            for fmt in ("svg", "png"):
-                written.append(outfile.write(directory / f"{nf.name}.{fmt}", plots.render(nf.figure, fmt)))
-        finally:
-            plots.close(nf.figure)
-    return written, text
+    return write_files(directory, list(zip(TABLES, (render_csv(rows), text))), figures(data)), text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -413,7 +341,6 @@ def run(args: argparse.Namespace) -> int:
         textsafe.say("note", note)
     store = open_store(resolve_location(args.store), create=True)
     try:
-        probe = locate_probe()
         cg = cgroup.MemoryCgroup.create(plan.cgroup_bytes) if plan.cgroup_bytes is not None else None
         with cg if cg is not None else contextlib.nullcontext():  # the cgroup goes on every way out
             params: dict[str, Any] = {"study": "files", "quick": bool(args.quick), "sweep_mib": list(plan.sweep_mib),
@@ -421,29 +348,9 @@ def run(args: argparse.Namespace) -> int:
                                       "parts": [asdict(p.opts) for p in plan.parts]}
             if cg is not None:
                 params["cgroup"] = {**cg.describe(), "scope": "file.cache_sweep only"}
-            argv = probe_argv(probe, plan.parts[0].opts)
-            recorder = RunRecorder(store, RunContext(label=plan.parts[0].opts.label, argv=argv, params=params,
-                                                     source="run"), repetitions=len(plan.parts))
-            progress = PartProgress(make_progress(sys.stderr), [p.title for p in plan.parts])
-            started = time.monotonic()
-            try:
-                outcome = run_parts(plan, probe, recorder, progress, cg)
-            except BaseException as e:  # Ctrl-C between parts, a store failure: never leave the run 'running'
-                progress.close()
-                _try_finish(recorder, f"osmeter stopped: {type(e).__name__}")
-                raise
-            progress.close()
-        elapsed = time.monotonic() - started
-        if recorder.run_id is None:
-            raise UsageError("the study was interrupted before it started; nothing stored")
-        status = recorder.finish(_problem_text(outcome, recorder)) or "incomplete"
-        for note in recorder.notes:
-            textsafe.say("note", note)
-        written, text = write_outputs(store, recorder.run_id, directory, plan.notes)
-        sys.stdout.write(textsafe.terminal(text))
-        print(f"run {recorder.run_id} ({status}): {len(plan.parts)} parts, {elapsed:.0f} s")
-        for path in written:
-            print(path)
-        return _verdict(recorder, outcome, status)
+            rec = record_parts(store, plan.parts, params, cg)
+        assert rec.recorder.run_id is not None  # record_parts raises otherwise
+        written, text = write_outputs(store, rec.recorder.run_id, directory, plan.notes)
+        return conclude(rec, len(plan.parts), text, written)
     finally:
         store.close()

@@ -1,0 +1,228 @@
+"""net family figures: round trips by message size, bandwidth by write size,
+loopback against remote (`osmeter study net` makes a run with all three).
+
+- **Round trip against message size** (`net-rtt-by-size`): `net.tcp_rtt`,
+  `net.udp_rtt` and `net.icmp_rtt` (ping's round trip), the median with a
+  band from p5 to p95, against the message size (log2 axis), one line per
+  benchmark and location (a remote peer dashed). Needs two sizes.
+- **Bandwidth against write size** (`net-bw-by-write-size`): `net.tcp_bw`
+  median in Mbit/s (10^6 bits/s of payload) against the write size, one
+  line per direction; one panel per location, since loopback and a remote
+  link differ by orders of magnitude.
+- **Loopback against remote** (`net-loopback-vs-remote`): when the run has
+  both, the summary's medians side by side: round trips at the smallest
+  size, connect, both sides of close (us, log scale), and bandwidth in both
+  directions at the default write size.
+
+A result's location comes from its `peer` parameter: empty is the probe's
+own peer on loopback, anything else the remote peer HOST:PORT.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .. import plots
+from . import NamedFigure, RunData
+
+RTT = ("net.tcp_rtt", "net.udp_rtt", "net.icmp_rtt")
+BW = "net.tcp_bw"
+NET = RTT + (BW, "net.tcp_connect", "net.tcp_close")
+DEFAULT_WRITE = 128 << 10  # net.tcp_bw's default write size
+US = 1e3
+LABEL = {"net.tcp_rtt": "TCP", "net.udp_rtt": "UDP", "net.icmp_rtt": "ICMP echo (ping)"}
+ROW = {"net.tcp_rtt": "TCP round trip", "net.udp_rtt": "UDP round trip", "net.icmp_rtt": "ping (ICMP echo)"}
+
+
+def where(r: Any) -> str:
+    """A result's location: loopback (the probe's own peer) or remote HOST:PORT."""
+    peer = (r.params or {}).get("peer")
+    return f"remote {peer}" if isinstance(peer, str) and peer else "loopback"
+
+
+def places(results: Sequence[Any]) -> list[str]:
+    """The locations of the run's ok net results, loopback first."""
+    found = list(dict.fromkeys(where(r) for r in results if r.bench in NET and r.status == "ok"))
+    return sorted(found, key=lambda p: p != "loopback")
+
+
+# --- the summary rows (also the study's text table) --------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    bench: str
+    match: dict[str, Any]  # params the result must have
+    rate: bool = False
+
+
+def summary_rows(results: Sequence[Any]) -> list[Row]:
+    """The smallest message's round trips (ping's too), connect, both sides
+    of close, and both directions of bandwidth at the default write size
+    (else the largest the run has)."""
+    ok = [r for r in results if r.status == "ok" and r.bench in NET]
+
+    def sizes(bench: str, key: str) -> list[int]:
+        return sorted({r.params[key] for r in ok if r.bench == bench and isinstance(r.params.get(key), int)})
+
+    rows = []
+    for bench in RTT:
+        if s := sizes(bench, "size"):
+            rows.append(Row(f"{ROW[bench]}, {s[0]} B", bench, {"size": s[0]}))
+    if any(r.bench == "net.tcp_connect" for r in ok):
+        rows.append(Row("TCP connect", "net.tcp_connect", {}))
+    for side in ("active", "passive"):
+        if any(r.bench == "net.tcp_close" and r.params.get("side") == side for r in ok):
+            rows.append(Row(f"TCP close, {side} side", "net.tcp_close", {"side": side}))
+    writes = sizes(BW, "write_size")
+    if writes:
+        w = DEFAULT_WRITE if DEFAULT_WRITE in writes else writes[-1]
+        for d in ("send", "recv"):
+            if any(r.bench == BW and r.params.get("direction") == d for r in ok):
+                rows.append(Row(f"TCP bandwidth, {d}, {plots.size_label(w)} writes", BW,
+                                {"direction": d, "write_size": w}, rate=True))
+    return rows
+
+
+def find(results: Sequence[Any], row: Row, place: str) -> Any:
+    """The ok result of a summary row at a location, or None."""
+    for r in results:
+        if r.bench == row.bench and r.status == "ok" and where(r) == place \
+                and all(r.params.get(k) == v for k, v in row.match.items()):
+            return r
+    return None
+
+
+# --- round trips -------------------------------------------------------------
+
+
+def _series(data: RunData, bench: str, key: str, split: str | None = None) -> dict[tuple[str, str], list[Any]]:
+    """(location, `split` param or '') -> [(x, summary)] sorted by x."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for r in data.ok(bench):
+        x = r.params.get(key)
+        if r.summary is None or not isinstance(x, int) or x <= 0:
+            continue
+        groups.setdefault((where(r), str(r.params.get(split, "")) if split else ""), []).append((x, r.summary))
+    return {k: sorted(v, key=lambda p: p[0]) for k, v in groups.items()}
+
+
+def rtt_figure(data: RunData) -> NamedFigure | None:
+    lines = {(bench, *k): v for bench in RTT for k, v in _series(data, bench, "size").items() if len(v) >= 2}
+    if not lines:
+        return None
+    fig = plots.figure(7.5, 4.4)
+    ax = fig.add_subplot()
+    colours = {"net.tcp_rtt": "tab:blue", "net.udp_rtt": "tab:orange", "net.icmp_rtt": "tab:green"}
+    sizes: list[int] = []
+    medians: list[float] = []
+    for (bench, place, _), pts in lines.items():
+        x = [p[0] for p in pts]
+        sizes += x
+        medians += [s.median for _, s in pts]
+        remote = place != "loopback"
+        ax.plot(x, [s.median / US for _, s in pts], color=colours[bench], linestyle="--" if remote else "-",
+                marker="s" if remote else "o", markersize=3, label=f"{LABEL[bench]}, {place}")
+        ax.fill_between(x, [s.p5 / US for _, s in pts], [s.p95 / US for _, s in pts], color=colours[bench],
+                        alpha=0.10)
+    plots.log2_size_axis(ax, sizes, "message size (bytes, log2 scale; K = KiB)")
+    if plots.wide_spread(medians):
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("round trip (us; median, band p5-p95)")
+    title = "round trip against message size: TCP, UDP and ICMP echo (ping)"
+    plots.set_title(ax, title)
+    ax.legend(loc="upper left", fontsize=7)
+    return NamedFigure("net-rtt-by-size", title, fig)
+
+
+# --- bandwidth ---------------------------------------------------------------
+
+
+def _mbit(bytes_per_s: float) -> float:
+    return bytes_per_s * 8 / 1e6
+
+
+def bw_figure(data: RunData) -> NamedFigure | None:
+    lines = {k: v for k, v in _series(data, BW, "write_size", "direction").items() if len(v) >= 2}
+    if not lines:
+        return None
+    where_list = sorted({p for p, _ in lines}, key=lambda p: p != "loopback")
+    fig = plots.figure(4.6 * len(where_list) + 1.0, 4.0)
+    axes = fig.subplots(1, len(where_list), squeeze=False)[0]
+    for ax, place in zip(axes, where_list):
+        sizes: list[int] = []
+        for (p, direction), pts in sorted(lines.items()):
+            if p != place:
+                continue
+            x = [q[0] for q in pts]
+            sizes += x
+            (line,) = ax.plot(x, [_mbit(s.median) for _, s in pts], marker="o", markersize=3,
+                              linestyle="-" if direction == "send" else "--",
+                              label=f"{direction} ({'to' if direction == 'send' else 'from'} the peer)")
+            ax.fill_between(x, [_mbit(s.p5) for _, s in pts], [_mbit(s.p95) for _, s in pts],
+                            color=line.get_color(), alpha=0.12)
+        plots.log2_size_axis(ax, sizes, "write size (bytes, log2; K = KiB, M = MiB)")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("TCP payload (Mbit/s, 10^6 bit/s; median, band p5-p95)")
+        plots.set_title(ax, place)
+        ax.legend(loc="lower right", fontsize=7)
+    title = "net.tcp_bw: bandwidth against write size"
+    fig.suptitle(title, fontsize=10)
+    return NamedFigure("net-bw-by-write-size", title, fig)
+
+
+# --- loopback against remote -------------------------------------------------
+
+
+def _bars(ax: Any, rows: list[Row], results: Sequence[Any], where_list: list[str], scale: Any) -> None:
+    width = 0.8 / len(where_list)
+    for k, place in enumerate(where_list):
+        xs, ys = [], []
+        for i, row in enumerate(rows):
+            r = find(results, row, place)
+            if r is not None and r.summary is not None:
+                xs.append(i + (k - (len(where_list) - 1) / 2) * width)
+                ys.append(scale(r.summary.median))
+        ax.bar(xs, ys, width=width, label=place, hatch="//" if place != "loopback" else None)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([textwrap.fill(row.label, 14) for row in rows], fontsize=7)
+
+
+def remote_figure(data: RunData) -> NamedFigure | None:
+    where_list = places(data.results)
+    if "loopback" not in where_list or len(where_list) < 2:
+        return None
+    rows = summary_rows(data.results)
+    lat = [r for r in rows if not r.rate]
+    rate = [r for r in rows if r.rate]
+    panels = [p for p in (lat, rate) if p]
+    if not panels:
+        return None
+    fig = plots.figure(9.5, 4.2)
+    axes = fig.subplots(1, len(panels), squeeze=False, width_ratios=[len(p) + 1 for p in panels])[0]
+    for ax, panel in zip(axes, panels):
+        if panel is lat:
+            _bars(ax, panel, data.results, where_list, lambda v: v / US)
+            ax.set_yscale("log")
+            ax.set_ylabel("median (us, log scale)")
+            plots.set_title(ax, "latencies")
+        else:
+            _bars(ax, panel, data.results, where_list, _mbit)
+            ax.set_yscale("log")
+            ax.set_ylabel("median (Mbit/s of payload, log scale)")
+            plots.set_title(ax, "bandwidth")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8)  # off the bars
+    title = "loopback against remote: round trips, connect, close and bandwidth (medians)"
+    fig.suptitle(title, fontsize=10)
+    return NamedFigure("net-loopback-vs-remote", title, fig)
+
+
+def figures(data: RunData) -> list[NamedFigure]:
+    out = [rtt_figure(data), bw_figure(data), remote_figure(data)]
+    return [f for f in out if f is not None]

@@ -1,0 +1,211 @@
+"""The net study's plan (probe arguments per part), its table and summary,
+its figures (drawn and readable), without a probe; and the FakeProbe's
+net family against the real catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from itertools import combinations
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from osmeter.commands import study_net
+from osmeter.commands.run import probe_argv
+from osmeter.errors import UsageError
+from osmeter.model import BenchResult
+from osmeter.report.figures import RunData
+from osmeter.report.figures import net as net_figures
+from osmeter.stats import summary
+
+from ..fake_probe import NET, NET_COMMON
+
+
+def params(argv: list[str]) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == "--param"]
+
+
+def test_two_parts_per_location_with_their_own_budgets(tmp_path) -> None:
+    latency, bw = study_net.build_parts(False, [], 1, "net study")
+    argv = probe_argv(tmp_path / "probe", latency.opts)
+    assert argv[3:8] == ["net.tcp_rtt", "net.udp_rtt", "net.icmp_rtt", "net.tcp_connect", "net.tcp_close"]
+    assert params(argv) == ["size=16,64,256,1024,4096,16384,32768", "side=active,passive"]
+    assert "--min-time" not in argv and argv[argv.index("--cpu") + 1] == "1"  # the probe's default budget
+    argv = probe_argv(tmp_path / "probe", bw.opts)
+    assert argv[3] == "net.tcp_bw"
+    assert params(argv) == ["direction=send,recv", "write_size=1K,4K,16K,64K,128K,256K,1M"]  # 100 ms samples
+    assert "--min-time" not in argv and "--min-samples" not in argv
+    assert "loopback" in latency.title and "loopback" in bw.title
+
+    q_lat, q_bw = study_net.build_parts(True, ["peer=192.0.2.7:7478", "token_file=/t"], None, "x")
+    argv = probe_argv(tmp_path / "probe", q_lat.opts)
+    assert params(argv) == ["size=16,1024,16384", "side=active,passive", "peer=192.0.2.7:7478", "token_file=/t"]
+    assert argv[argv.index("--max-time") + 1] == "0.5"
+    argv = probe_argv(tmp_path / "probe", q_bw.opts)
+    assert params(argv)[1] == "write_size=16K,128K,1M" and argv[argv.index("--max-time") + 1] == "1"
+    assert "remote peer 192.0.2.7:7478" in q_lat.title
+
+
+def test_a_quick_study_fits_in_a_minute_on_loopback() -> None:
+    """The budget the quick plan asks for (each instance's max-time), before
+    any overhead: well under 60 s."""
+    lat, bw = study_net.build_parts(True, [], None, "x")
+    n_lat = len(study_net.QUICK_RTT_SIZES) * 3 + 1 + 2
+    n_bw = len(study_net.QUICK_WRITE_SIZES) * 2
+    budget = n_lat * lat.opts.max_time + n_bw * bw.opts.max_time
+    assert budget < 20, budget
+
+
+def plan_args(**kw) -> argparse.Namespace:
+    base = dict(quick=True, output="out", peer=None, token_file=None, family=None, placement=None, cpu=None,
+                label=None, store=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_the_plan_without_a_peer_says_how_to_get_the_remote_column() -> None:
+    plan = study_net.make_plan(plan_args(family="ipv6", placement="same_cpu"))
+    assert len(plan.parts) == 2 and plan.peer is None
+    assert plan.parts[0].opts.params[-2:] == ("family=ipv6", "placement=same_cpu")
+    (note,) = plan.notes
+    assert "the remote column is absent" in note and "osmeter serve --listen ADDR:PORT --token-file F" in note
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("192.0.2.7:7478", ("192.0.2.7", 7478)),
+    ("[2001:db8::7]:7478", ("2001:db8::7", 7478)),
+    ("peer.example:1", ("peer.example", 1)),
+])
+def test_peer_addresses(text, expected) -> None:
+    assert study_net.split_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["192.0.2.7", ":7478", "host:", "host:65536", "host:x", "2001:db8::7:7478"])
+def test_bad_peer_addresses(text) -> None:
+    with pytest.raises(UsageError, match="--peer"):
+        study_net.split_address(text)
+
+
+def test_the_token_file_first_line(tmp_path) -> None:
+    f = tmp_path / "token"
+    f.write_bytes(b"abc123 \nsecond line\n")
+    assert study_net.read_token(str(f)) == "abc123"
+    f.write_bytes(b"\n")
+    with pytest.raises(UsageError, match="holds no token"):
+        study_net.read_token(str(f))
+    f.write_bytes("tökén\n".encode())
+    with pytest.raises(UsageError, match="printable ASCII"):
+        study_net.read_token(str(f))
+
+
+# --- the table, the summary and the figures ---------------------------------
+
+
+def result(seq: int, bench: str, values: list[float], peer: str = "", **p) -> BenchResult:
+    unit = "bytes_per_s" if bench == "net.tcp_bw" else "ns"
+    return BenchResult(seq=seq, bench=bench, params={**p, "peer": peer, "placement": "cross_cpu"}, status="ok",
+                       unit=unit, summary=summary(np.asarray(values)), batch=1, extra={"path_mtu": 65536},
+                       record={"info": {"peer": peer or "127.0.0.1:1 (own peer on CPU 1)"}})
+
+
+def study_results() -> tuple[BenchResult, ...]:
+    out = []
+    for peer, lat, rate in (("", 20e3, 2e9), ("10.254.0.2:7478", 100e3, 11.9e6)):
+        for bench, k in (("net.tcp_rtt", 1.0), ("net.udp_rtt", 0.9), ("net.icmp_rtt", 0.4)):
+            for size in (1, 64, 1024):
+                out.append(result(len(out), bench, [k * lat + size, k * lat + size + 10], peer, size=size))
+        out.append(result(len(out), "net.tcp_connect", [2 * lat, 2 * lat], peer))
+        for side in ("active", "passive"):
+            out.append(result(len(out), "net.tcp_close", [lat / 2, lat / 2], peer, side=side))
+        for d in ("send", "recv"):
+            for w in (4096, 131072):
+                out.append(result(len(out), "net.tcp_bw", [rate, rate], peer, direction=d, write_size=w,
+                                  duration=1.0))
+    out.append(BenchResult(seq=len(out), bench="net.tcp_bw", params={"peer": "", "direction": "send",
+                           "write_size": 1 << 20}, status="error", reason="the peer vanished"))
+    return tuple(out)
+
+
+def test_table_rows() -> None:
+    rows = study_net.table_rows(study_results())
+    assert len(rows) == 2 * (9 + 3 + 4) + 1
+    header = study_net.HEADER
+    first = dict(zip(header, rows[0]))
+    assert first == {"part": "round trip", "benchmark": "net.tcp_rtt", "where": "loopback", "size_bytes": "1",
+                     "variant": "-", "n": "2", "min_us": "20.00", "median_us": "20.01", "mean_us": "20.01",
+                     "mbit_per_s": "-", "mb_per_s": "-", "status": "ok"}
+    bw = dict(zip(header, rows[12]))
+    assert bw["benchmark"] == "net.tcp_bw" and bw["variant"] == "send" and bw["size_bytes"] == "4096"
+    assert bw["mbit_per_s"] == "16000" and bw["mb_per_s"] == "2000" and bw["median_us"] == "-"
+    assert dict(zip(header, rows[16]))["where"] == "remote 10.254.0.2:7478"
+    assert rows[-1][-1] == "error: the peer vanished"
+    assert study_net.render_csv(rows).splitlines()[0] == ",".join(header)
+
+
+def test_summary_loopback_against_remote_and_ping() -> None:
+    results = study_results()
+    labels = [r.label for r in net_figures.summary_rows(results)]
+    assert labels == ["TCP round trip, 1 B", "UDP round trip, 1 B", "ping (ICMP echo), 1 B", "TCP connect",
+                      "TCP close, active side", "TCP close, passive side", "TCP bandwidth, send, 128K writes",
+                      "TCP bandwidth, recv, 128K writes"]
+    text = study_net.render_summary(results)
+    assert text.splitlines()[0].split() == ["median", "loopback", "remote", "10.254.0.2:7478", "remote", "/",
+                                            "loopback"]
+    tcp = next(line for line in text.splitlines() if line.startswith("TCP round trip"))
+    assert tcp.split()[-1] == "5.00"  # (100001 + 5) / (20001 + 5) us
+    pings = study_net.ping_lines(results)
+    assert pings[0] == "loopback: TCP round trip of 1 B is 2.50 x ping's (20.01 against 8.006 us)"
+    assert len(pings) == 4
+    assert study_net.peer_lines(results)[1] == "remote 10.254.0.2:7478: peer 10.254.0.2:7478, path mtu 65536"
+
+
+def data_of(results) -> RunData:
+    return RunData(run=SimpleNamespace(machine={}, params={}), results=tuple(results),  # type: ignore[arg-type]
+                   samples=lambda r: None)
+
+
+def test_figures_of_a_study_and_only_what_the_run_holds() -> None:
+    names = [f.name for f in net_figures.figures(data_of(study_results()))]
+    assert names == ["net-rtt-by-size", "net-bw-by-write-size", "net-loopback-vs-remote"]
+    loopback = [r for r in study_results() if r.params["peer"] == ""]
+    assert [f.name for f in net_figures.figures(data_of(loopback))] == ["net-rtt-by-size", "net-bw-by-write-size"]
+    one_size = [r for r in loopback if r.params.get("size") in (None, 1) and r.bench != "net.tcp_bw"]
+    assert net_figures.figures(data_of(one_size)) == []
+
+
+def test_figure_labels_never_overlap_and_stay_inside() -> None:
+    from .test_figures_readable import assert_inside, laid_out
+
+    for nf in net_figures.figures(data_of(study_results())):
+        fig = nf.figure
+        renderer = laid_out(fig)
+        for ax in fig.axes:
+            ticks = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels() if t.get_text()]
+            for (a, box_a), (b, box_b) in combinations(ticks, 2):
+                assert not box_a.overlaps(box_b), f"{nf.name}: {a!r} overlaps {b!r}"
+        assert_inside(fig, renderer)
+
+
+def test_the_fake_probe_knows_the_net_family_as_the_probe_has_it(probe: str) -> None:
+    """tests/fake_probe.py's net family (names, parameters, defaults, ranges,
+    choices) is the real probe's catalogue, so the study's plan the FakeProbe
+    accepts is one the probe accepts."""
+    import subprocess
+
+    from ..fake_probe import NET_CHOICES, NET_RANGES, net_value
+
+    listing = json.loads(subprocess.run([probe, "list", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)
+    net = {b["name"]: b for b in listing["benchmarks"] if b["family"] == "net"}
+    assert set(net) == set(NET)
+    for name, bench in net.items():
+        real = {p["name"]: p for p in bench["params"]}
+        assert set(real) == set(NET[name]) | set(NET_COMMON), name
+        for key, spec in real.items():
+            assert net_value(name, key, {**NET[name], **NET_COMMON}[key]) == spec["default"], (name, key)
+            if "choices" in spec:
+                assert tuple(spec["choices"]) == NET_CHOICES[key], (name, key)
+            if "min" in spec:
+                assert NET_RANGES[(name, key)] == (spec["min"], spec["max"]), (name, key)
