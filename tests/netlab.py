@@ -322,11 +322,12 @@ def _remove_ns(ns: str, host_if: str) -> None:
     _kill_ns_processes(ns)
     ip = tool("ip") or "ip"
     run(ip, "link", "del", host_if, check=False)  # takes its peer (and the qdisc) with it
-    run(ip, "netns", "del", ns, check=False)
     for _ in range(100):  # the namespace goes once its last process has been reaped
+        run(ip, "netns", "del", ns, check=False)  # again: under load one can fail while a process exits
         if ns not in _namespaces():
             return
         time.sleep(0.05)
+        _kill_ns_processes(ns)
 
 
 def _remove_dir(root: Path) -> None:

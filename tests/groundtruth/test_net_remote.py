@@ -8,7 +8,9 @@ on both ends' egress, so both directions of `net.tcp_bw` cross it:
   larger than TBF's bucket it must, by at least the time the link takes to
   carry what the bucket does not cover;
 - the namespace, the veth, its qdiscs and the peer are gone afterwards,
-  also when a test fails inside the lab.
+  also when a test fails inside the lab (test_net_lab_cleanup.py: apart,
+  because this module's lab stays up for all its measuring tests and a
+  process holds one lab at a time).
 
 The goodput, i.e. what of the TBF's rate is TCP payload
 (docs/methods/net.md, "Ground truth"): TBF counts each frame's length from
@@ -31,7 +33,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -126,40 +127,3 @@ def test_the_overhead_arithmetic() -> None:
     assert FRAME == 1514 and GOODPUT_SHARE == pytest.approx(0.95641, abs=1e-5)
     assert wire_bytes(1448) == 1514 and wire_bytes(1449) == 1514 + 67
     assert netlab.burst_bytes(100_000_000) == 32768 and netlab.burst_bytes(1_000_000_000) == 325000
-
-
-def test_the_lab_and_its_peer_are_removed_when_a_test_fails(probe: str) -> None:
-    why = netlab.missing(files=False)
-    if why:
-        optional_tool_missing(why)
-    seen: dict = {}
-    with pytest.raises(RuntimeError, match="the test failed"):
-        with netlab.namespace_lab(RATES[0], ends="both") as lab:
-            peer = lab.serve_peer(probe)
-            seen = {"ns": lab.ns, "root": lab.root, "pid": peer.proc.pid, "if": lab.host_if}
-            assert "tbf" in lab.qdisc("host") and "tbf" in lab.qdisc("remote")
-            assert any(w.startswith(f"process {peer.proc.pid} ") for w in netlab.leftovers())
-            raise RuntimeError("the test failed")
-    assert netlab.leftovers() == []
-    assert seen["ns"] not in netlab._namespaces() and not Path(seen["root"]).exists()
-    assert not os.path.exists(f"/proc/{seen['pid']}")
-    assert seen["if"] not in netlab.run("ip", "-o", "link", "show").stdout
-
-
-def test_a_lab_left_by_a_killed_run_is_removed_by_the_next(probe: str) -> None:
-    why = netlab.missing(files=False)
-    if why:
-        optional_tool_missing(why)
-    pid, (ns, root, peer_pid) = netlab.abandoned_lab(f"""
-with netlab.namespace_lab({RATES[0]}, ends="both") as lab:
-    peer = lab.serve_peer({probe!r})
-    print(lab.ns, lab.root, peer.proc.pid, flush=True)""")
-    left = netlab.leftovers(pid)
-    assert f"netns {ns}" in left and root in left and any(w.startswith(f"process {peer_pid} ") for w in left)
-    removed = netlab.remove_stale()
-    assert f"netns {ns}" in removed and root in removed
-    assert netlab.leftovers(pid) == []
-    deadline = time.monotonic() + 10  # killed, then reaped by whoever inherited it
-    while os.path.exists(f"/proc/{peer_pid}") and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not os.path.exists(f"/proc/{peer_pid}")
