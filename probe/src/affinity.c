@@ -57,17 +57,37 @@ static int read_idle(uint64_t *idle, int max)
 	return 0;
 }
 
-int osm_least_busy_cpu(int sample_ms)
+static uint64_t idle_a[MAX_CPUS];
+static struct timespec idle_t0;
+static int idle_started; /* 1: idle_a and idle_t0 hold a first reading */
+
+void osm_least_busy_begin(void)
 {
-	static uint64_t a[MAX_CPUS], b[MAX_CPUS];
+	int cpus[2];
+	idle_started = osm_allowed_cpus(cpus, 2) > 1 && read_idle(idle_a, MAX_CPUS) == 0 &&
+		       clock_gettime(CLOCK_MONOTONIC, &idle_t0) == 0;
+}
+
+int osm_least_busy_end(int sample_ms)
+{
+	static uint64_t b[MAX_CPUS];
+	uint64_t *a = idle_a;
 	int cpus[MAX_CPUS];
 	int n = osm_allowed_cpus(cpus, MAX_CPUS);
 	if (n <= 0)
 		return 0;
-	if (n == 1 || read_idle(a, MAX_CPUS))
+	if (n == 1 || !idle_started)
 		return cpus[0];
-	struct timespec ts = {0, (long)sample_ms * 1000000L};
-	nanosleep(&ts, NULL);
+	idle_started = 0;
+	/* Sleep what is left of the sample_ms since the first reading. */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t left = (int64_t)sample_ms * 1000000 - ((int64_t)(now.tv_sec - idle_t0.tv_sec) * 1000000000 +
+							 (now.tv_nsec - idle_t0.tv_nsec));
+	if (left > 0) {
+		struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+		nanosleep(&ts, NULL);
+	}
 	if (read_idle(b, MAX_CPUS))
 		return cpus[0];
 	int best = cpus[0];
@@ -83,6 +103,12 @@ int osm_least_busy_cpu(int sample_ms)
 		}
 	}
 	return best;
+}
+
+int osm_least_busy_cpu(int sample_ms)
+{
+	osm_least_busy_begin();
+	return osm_least_busy_end(sample_ms);
 }
 
 int osm_pin_self(int cpu)

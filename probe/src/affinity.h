@@ -10,6 +10,11 @@ int osm_allowed_cpus(int *cpus, int max);
 /* The allowed CPU with the most idle time over ~sample_ms (from /proc/stat),
  * or the first allowed CPU when /proc/stat is unreadable. */
 int osm_least_busy_cpu(int sample_ms);
+/* The same in two halves, so the sample can overlap other waiting (the
+ * clock's calibration): _begin() takes the first reading, _end() sleeps
+ * what is left of sample_ms since then, takes the second and chooses. */
+void osm_least_busy_begin(void);
+int osm_least_busy_end(int sample_ms);
 /* Pin the calling thread. Returns 0 or -1 with errno. */
 int osm_pin_self(int cpu);
 /* Another allowed CPU than `cpu` (for cross-CPU placements), or -1. */

@@ -388,6 +388,10 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	osm_log_quiet = o.quiet;
+	/* The least busy CPU is sampled over the clock's 50 ms calibration
+	 * (a sleep), not over 50 ms more: the probe starts in 50 ms, not 100. */
+	if (o.cpu < 0)
+		osm_least_busy_begin();
 	/* The forced clock must be usable before anything is written. */
 	if (osm_clock_init(o.clock, 50, err, sizeof(err))) {
 		osm_err("%s", err);
@@ -411,7 +415,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	osm_cleanup_install_signals(fileno(out));
 
-	int cpu = o.cpu >= 0 ? o.cpu : osm_least_busy_cpu(50);
+	int cpu = o.cpu >= 0 ? o.cpu : osm_least_busy_end(50);
 	struct run_state rs;
 	struct osm_json j;
 	osm_json_init(&j, out);

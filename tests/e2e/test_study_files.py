@@ -241,6 +241,7 @@ def page_cache(*args: str) -> subprocess.CompletedProcess[str]:
                           env=subprocess_env(), timeout=120)
 
 
+@pytest.mark.slow  # ~7 s; test_one_run_with_figures_a_table_and_the_knee reads the knee by default
 def test_page_cache_reads_the_knee_off_the_stored_run(stand_in, store_path, tmp_path, monkeypatch):
     p = study(tmp_path, "--max-mib", "2048", "--cgroup-mem", "none", "--dir", str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
@@ -263,6 +264,7 @@ def test_page_cache_reads_the_knee_off_the_stored_run(stand_in, store_path, tmp_
     assert page_cache("7").returncode == errors.EXIT_NOT_FOUND
 
 
+@pytest.mark.slow  # ~8 s; unit/test_outfile.py covers the -o rule by default
 def test_page_cache_figure_follows_the_suffix_rule(stand_in, store_path, tmp_path):
     """The one -o rule (outfile.py): the suffix picks the format, --format
     overrides it, a device is written in place; --format needs -o."""

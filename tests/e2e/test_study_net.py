@@ -59,8 +59,15 @@ class StandInPeer:
                 conn.sendall(self.answer)
 
     def close(self) -> None:
+        # close() alone does not wake an accept() blocked in another thread
+        # on Linux; shutdown() does (it fails with EINVAL there).
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
         self.thread.join(timeout=5)
+        assert not self.thread.is_alive(), "the stand-in peer's thread did not stop"
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ def sanitized(tmp_path_factory):
     return build(tmp_path_factory.mktemp("san"), "-DOSM_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo")
 
 
+@pytest.mark.slow  # ~20 s; the default run's sanitized build is -Werror at -O2 too and runs the same unit tests
 def test_release_build_has_no_warnings_and_unit_tests_pass(tmp_path):
     b = build(tmp_path, "-DCMAKE_BUILD_TYPE=Release")
     ctest(b)

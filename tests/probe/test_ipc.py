@@ -161,6 +161,7 @@ def test_more_messages_than_the_buffer_holds_is_a_skip(probe):
     assert "wmem_default" in r.of_type("skip")[0]["reason"]
 
 
+@pytest.mark.slow  # ~7 s; test_lebench.py runs the whole lebench suite, these rows included, by default
 def test_lebench_rows_run_with_their_names_and_parameters(probe):
     cat = json.loads(run_probe(probe, "list", "--json").stdout)
     rows = {x["name"]: x for x in cat["lebench_rows"]}

@@ -431,8 +431,8 @@ def descendants(pid: int) -> list[int]:
 
 @pytest.mark.parametrize("bench,params,what", [
     ("net.tcp_rtt", [], "round trips"),
-    ("net.udp_rtt", [], "round trips"),
-    ("net.tcp_bw", ["--param", "duration=500"], "samples"),
+    pytest.param("net.udp_rtt", [], "round trips", marks=pytest.mark.slow),  # ~4 s each
+    pytest.param("net.tcp_bw", ["--param", "duration=500"], "samples", marks=pytest.mark.slow),
 ])
 def test_a_killed_own_peer_is_an_error_and_the_run_goes_on(probe, bench, params, what):
     p = subprocess.Popen([probe, "run", bench, "syscall.getuid", *params, "--min-time", "3", "--max-time", "3",
@@ -534,6 +534,7 @@ def test_udp_losses_are_counted_not_timed(probe):
     assert res["median"] < 10_000_000
 
 
+@pytest.mark.slow  # ~6 s: five 1 s loss timeouts
 def test_too_many_udp_losses_are_an_error(probe):
     rc, recs, err = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20")
     assert rc == 1, err
@@ -600,6 +601,7 @@ def test_icmp_to_an_unreachable_host_names_the_icmp_error(probe, route, words):
     assert "answers" not in err["info"].get("peer_version", ""), err["info"]
 
 
+@pytest.mark.slow  # ~9 s: loss timeouts, then five in a row
 @needs_root
 def test_icmp_echoes_ignored_are_losses_then_an_error(probe):
     with netns() as ns:

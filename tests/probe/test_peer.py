@@ -198,6 +198,7 @@ def test_short_sessions_back_to_back_are_never_busy(probe):
 
 # ---- abuse ----------------------------------------------------------------
 
+@pytest.mark.slow  # 5 s: the unterminated hellos wait for the hello deadline
 def test_garbage_bytes(probe):
     """Random bytes of every length around the hello's limit, with and
     without a line end, some half-closed: each gets an ERR or is closed,
@@ -227,6 +228,7 @@ def test_garbage_bytes(probe):
         assert_serves(peer.addr)
 
 
+@pytest.mark.slow  # 5 s: the hello deadline
 def test_slowloris_is_closed_at_the_hello_deadline_while_others_are_served(probe):
     with serving(probe) as peer:
         slow = socket.create_connection(peer.addr, timeout=10)

@@ -9,9 +9,12 @@ sched_setaffinity() fail with EPERM, then execs the probe.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import subprocess
+import sys
+
 import pytest
 
 from probe_helpers import TINY, run_probe
@@ -82,3 +85,28 @@ def test_a_working_pin_flags_nothing(probe):
     assert r.rc == 0, r.stderr
     assert r.of_type("meta")[0]["pinned"] is True and r.of_type("meta")[0]["pin_error"] is None
     assert "not-pinned" not in r.result("syscall.null")["flags"]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to choose between")
+def test_without_cpu_the_least_busy_cpu_is_chosen(probe):
+    """Two busy loops on one CPU, none on another: a probe given no --cpu
+    (its idle sample overlaps the clock's calibration) chooses the idle
+    one, every time."""
+    busy, other = sorted(os.sched_getaffinity(0))[:2]
+    spin = "import os, sys\nos.sched_setaffinity(0, {%d})\nsys.stdout.write('x'); sys.stdout.flush()\nwhile True: pass\n" % busy
+    hogs = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE) for _ in range(2)]
+    try:
+        for h in hogs:
+            assert h.stdout is not None and h.stdout.read(1) == b"x"  # pinned and spinning
+        chosen = []
+        for _ in range(3):
+            r = run_probe(probe, "run", "syscall.null", *TINY)
+            assert r.rc == 0, r.stderr
+            meta = r.of_type("meta")[0]
+            assert meta["cpu_choice"] == "least_busy"
+            chosen.append(meta["cpu"])
+        assert chosen == [other] * 3, (busy, chosen)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()

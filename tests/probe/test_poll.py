@@ -278,6 +278,7 @@ LEBENCH_ROWS = {"select": ("poll.select", 10), "poll": ("poll.poll", 10), "epoll
                 "epoll big": ("poll.epoll", 1000)}
 
 
+@pytest.mark.slow  # ~7 s; test_lebench.py runs the whole lebench suite, these rows included, by default
 def test_lebench_rows_run_with_their_names(probe):
     cat = json.loads(run_probe(probe, "list", "--json").stdout)
     rows = {r["name"]: r for r in cat["lebench_rows"] if r["name"] in LEBENCH_ROWS}
