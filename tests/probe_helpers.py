@@ -13,8 +13,10 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -101,3 +103,23 @@ def run_probe(probe: str, *args: str, timeout: float = 120, jsonl: bool = True, 
         for line in p.stdout.splitlines():
             records.append(json.loads(line))
     return ProbeRun(p.returncode, records, p.stdout, p.stderr)
+
+
+@contextmanager
+def probe_started(probe: str, *args: str, **kw) -> Iterator[subprocess.Popen[str]]:
+    """The probe running in the background (text pipes) while the test acts
+    on it. However the block ends (a failed assertion, a timeout), a probe
+    still running is killed and reaped: none outlives its test."""
+    p = subprocess.Popen([probe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def probe_finished(p: subprocess.Popen[str], timeout: float = 30) -> ProbeRun:
+    """Waits for a probe from probe_started: its exit code, records and output."""
+    out, err = p.communicate(timeout=timeout)
+    return ProbeRun(p.returncode, [json.loads(line) for line in out.splitlines()], out, err)

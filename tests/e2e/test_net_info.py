@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from ..conftest import osmeter_command, subprocess_env
 
 BUDGET = ["--min-time", "0.01", "--max-time", "0.3", "--min-samples", "3", "--repeat", "1"]
@@ -24,6 +26,7 @@ def osmeter(*args: str) -> str:
     return p.stdout
 
 
+@pytest.mark.slow  # ~5 s of real runs; unit/test_info_shown.py checks every view of info by default
 def test_net_info_is_shown_exported_and_reported(real_probe: str, store_path: Path, tmp_path: Path) -> None:
     osmeter("run", "net.tcp_rtt", "net.tcp_bw", "--param", "size=1", "--param", "duration=50", *BUDGET)
     doc = json.loads(osmeter("export", "latest", "--format", "json"))

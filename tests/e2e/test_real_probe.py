@@ -152,6 +152,7 @@ def test_sigkill_of_the_probe_mid_benchmark(real_probe: str, store_path: Path) -
     assert probe_pids(real_probe) == []
 
 
+@pytest.mark.slow  # ~5 s, nine osmeter processes; unit/test_flags_shown.py checks every view by default
 def test_a_run_stopped_early_is_flagged_everywhere(real_probe: str, store_path: Path, tmp_path: Path) -> None:
     """Issue 9: a benchmark forced to stop before its target precision
     (--max-time 0.01 on a noisy one, --target-rse far below what 10 ms

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from typing import Iterator
 
 import pytest

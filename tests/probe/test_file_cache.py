@@ -5,13 +5,12 @@ memory cgroup's limit) is tests/groundtruth/test_page_cache.py."""
 import os
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, probe_started, run_probe
 
 KiB, MiB, TiB = 1024, 1024**2, 1024**4
 BENCH = "file.cache_sweep"
@@ -125,19 +124,13 @@ def test_sigterm_while_growing_the_file_leaves_nothing(probe, tmp_path):
     st = os.statvfs(tmp_path)
     if st.f_bavail * st.f_frsize < 2048 * MiB:
         pytest.skip("less than 2 GiB free here")
-    p = subprocess.Popen([probe, "run", BENCH, "--param", "size=1G", "--param", f"dir={tmp_path}", *TINY],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with probe_started(probe, "run", BENCH, "--param", "size=1G", "--param", f"dir={tmp_path}", *TINY) as p:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not any(
                 (tmp_path / d / "cache_sweep.dat").exists() for d in leftovers(tmp_path)):
             time.sleep(0.01)
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
     assert p.returncode == -signal.SIGTERM or p.returncode == 128 + signal.SIGTERM
     left = leftovers(tmp_path)
     for d in left:

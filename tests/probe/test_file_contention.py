@@ -4,7 +4,6 @@ processes exist while it runs and none is left after it, nor any file;
 drop_caches and tmpfs skip with their reasons; bad parameters exit 2."""
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, probe_finished, probe_started, run_probe
 from task_helpers import wait_children, wait_gone
 
 INFO = {"o_direct", "fadvise_dontneed"}
@@ -49,23 +48,18 @@ def args_for(d, *params) -> list[str]:
 @pytest.mark.parametrize("procs", [1, 2])
 def test_readers_measure_and_leave_nothing_behind(probe, disk_dir, procs, shared):
     # Long enough (0.5 s of sampling) to see the reader processes.
-    argv = [probe, *args_for(disk_dir, f"procs={procs}", f"shared={shared}", "file_size=4M", "block=64K"),
+    argv = [*args_for(disk_dir, f"procs={procs}", f"shared={shared}", "file_size=4M", "block=64K"),
             "--min-time", "0.5", "--max-time", "1", "--min-samples", "5", "--quiet"]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     kids = []
-    try:
+    with probe_started(probe, *argv) as p:
         if procs > 1:
             kids = wait_children(p.pid, procs - 1)
             assert len(kids) == procs - 1, "the reader processes never showed up"
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0, err
+        r = probe_finished(p, timeout=60)
+    assert r.rc == 0, r.stderr
     assert wait_gone(kids) == [], "a reader process outlived the probe"
     assert list(disk_dir.iterdir()) == [], "a file or work directory was left behind"
-    res = next(r for r in map(json.loads, out.splitlines()) if r["type"] == "result")
+    res = r.result("file.contention")
     assert res["unit"] == "ns"
     # One cold 64 KiB read each, procs at once: tens of microseconds to
     # milliseconds on any disk, never a page-cache copy.

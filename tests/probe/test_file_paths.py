@@ -3,7 +3,6 @@ silently). A message about a long path keeps its cause (osm_fail cuts a
 message too long for its buffer in the middle, never at the end)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from probe_helpers import TINY, optional_tool_missing, run_probe

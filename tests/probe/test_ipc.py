@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, probe_finished, probe_started, run_probe
 from task_helpers import children, wait_children, wait_gone
 
 LAT = ["ipc.pipe_lat", "ipc.fifo_lat", "ipc.unix_lat", "ipc.eventfd"]
@@ -212,14 +212,6 @@ def test_send_and_recv_have_no_thread_mode(probe):
     assert r.rc == 2 and "size, per_conn, placement" in r.stderr
 
 
-def start_long(probe, bench, params, **kw):
-    p = subprocess.Popen([probe, "run", bench, *params, *LONG], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, **kw)
-    kids = wait_children(p.pid, 1)
-    time.sleep(0.3)  # past set-up: measuring
-    return p, kids
-
-
 @pytest.mark.parametrize("bench,params,stop_first", [
     ("ipc.pipe_lat", [], False),
     ("ipc.fifo_lat", [], False),
@@ -235,24 +227,20 @@ def start_long(probe, bench, params, **kw):
 def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, tmp_path, bench, params, stop_first):
     # A work directory of the test's: a probe killed by the test's clean-up
     # (after a failure) cannot remove its own.
-    p, kids = start_long(probe, bench, params, env=dict(os.environ, TMPDIR=str(tmp_path)))
-    try:
+    with probe_started(probe, "run", bench, *params, *LONG, env=dict(os.environ, TMPDIR=str(tmp_path))) as p:
+        kids = wait_children(p.pid, 1)
+        time.sleep(0.3)  # past set-up: measuring
         assert len(kids) == 1, kids
         if stop_first:
             os.kill(kids[0], signal.SIGSTOP)
             time.sleep(0.3)
         os.kill(kids[0], signal.SIGKILL)
-        out, err = p.communicate(timeout=15)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    assert p.returncode == 1, err
-    recs = [json.loads(line) for line in out.splitlines()]
-    errors = [x for x in recs if x["type"] == "error"]
-    assert len(errors) == 1 and not [x for x in recs if x["type"] == "result"]
+        r = probe_finished(p, timeout=15)
+    assert r.rc == 1, r.stderr
+    errors = r.of_type("error")
+    assert len(errors) == 1 and not r.of_type("result")
     assert "partner process" in errors[0]["message"] and "signal 9" in errors[0]["message"], errors
-    assert recs[-1]["type"] == "end" and recs[-1]["counts"]["error"] == 1
+    assert r.records[-1]["type"] == "end" and r.records[-1]["counts"]["error"] == 1
     assert wait_gone(kids) == []
 
 
@@ -284,21 +272,14 @@ def stop_with_partner(p):
 def kill_a_connections_partner(probe, tmp_path, bench, size):
     """One run: the current partner killed, the run's exit status, output
     and the killed partner."""
-    p = subprocess.Popen([probe, "run", bench, "--param", f"size={size}", "--min-time", "3", "--max-time", "3",
-                          "--max-samples", "10000000", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=dict(os.environ, TMPDIR=str(tmp_path)))
-    try:
+    with probe_started(probe, "run", bench, "--param", f"size={size}", "--min-time", "3", "--max-time", "3",
+                       "--max-samples", "10000000", "--quiet", env=dict(os.environ, TMPDIR=str(tmp_path))) as p:
         kids = stop_with_partner(p)
         assert len(kids) == 1, kids
         os.kill(kids[0], signal.SIGKILL)
         time.sleep(0.1)
         os.kill(p.pid, signal.SIGCONT)
-        out, err = p.communicate(timeout=15)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    return p.returncode, out, err, kids
+        return probe_finished(p, timeout=15), kids
 
 
 @pytest.mark.parametrize("bench,size", [("ipc.unix_send", 1), ("ipc.unix_send", 96000),
@@ -311,12 +292,12 @@ def test_a_connections_partner_killed_is_an_error(probe, tmp_path, bench, size):
     not seen (and harms no figure): then the run ends normally, and the
     test tries again."""
     for _ in range(3):
-        rc, out, err, kids = kill_a_connections_partner(probe, tmp_path, bench, size)
+        r, kids = kill_a_connections_partner(probe, tmp_path, bench, size)
         assert wait_gone(kids) == []
-        if rc == 0:
+        if r.rc == 0:
             continue
-        assert rc == 1, err
-        errors = [json.loads(line) for line in out.splitlines() if '"type":"error"' in line]
+        assert r.rc == 1, r.stderr
+        errors = r.of_type("error")
         assert len(errors) == 1 and "partner process" in errors[0]["message"], errors
         assert "signal 9" in errors[0]["message"], errors
         return

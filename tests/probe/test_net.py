@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, ProbeRun, probe_finished, probe_started, run_probe
 from task_helpers import children, wait_children, wait_gone
 
 NET = ["net.tcp_rtt", "net.udp_rtt", "net.tcp_bw", "net.tcp_connect", "net.tcp_close", "net.icmp_rtt"]
@@ -435,27 +435,19 @@ def descendants(pid: int) -> list[int]:
     pytest.param("net.tcp_bw", ["--param", "duration=500"], "samples", marks=pytest.mark.slow),
 ])
 def test_a_killed_own_peer_is_an_error_and_the_run_goes_on(probe, bench, params, what):
-    p = subprocess.Popen([probe, "run", bench, "syscall.getuid", *params, "--min-time", "3", "--max-time", "3",
-                          "--max-samples", "10000000", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen: list[int] = []
-    try:
+    with probe_started(probe, "run", bench, "syscall.getuid", *params, "--min-time", "3", "--max-time", "3",
+                       "--max-samples", "10000000", "--quiet") as p:
         peer = wait_children(p.pid, 1)[0]
         time.sleep(0.7)  # into the measurement
         seen = descendants(p.pid)
         os.kill(peer, signal.SIGKILL)
-        out, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    assert p.returncode == 1, err
-    records = [json.loads(line) for line in out.splitlines()]
-    error = next(x for x in records if x["type"] == "error")
+        r = probe_finished(p)
+    assert r.rc == 1, r.stderr
+    (error,) = r.of_type("error")
     assert error["bench"] == bench
     assert error["message"].startswith("peer 127.0.0.1:"), error
     assert f" {what}" in error["message"] and "after" in error["message"], error
-    assert any(x["type"] == "result" and x["bench"] == "syscall.getuid" for x in records)
+    assert r.result("syscall.getuid")
     assert wait_gone(seen) == []
 
 
@@ -500,45 +492,37 @@ def udp_session_pid(probe_pid: int, timeout: float = 10) -> int:
     raise AssertionError("no session process")
 
 
-def stop_the_udp_session(probe: str, seconds: float | None, *budget: str) -> tuple[int, list[dict], str]:
+def stop_the_udp_session(probe: str, seconds: float | None, *budget: str) -> ProbeRun:
     """Runs net.udp_rtt and stops its session process (SIGSTOP) for `seconds`
-    (None: for good) while it measures. The exit code, records, stderr."""
-    p = subprocess.Popen([probe, "run", "net.udp_rtt", *budget, "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    (None: for good) while it measures."""
+    with probe_started(probe, "run", "net.udp_rtt", *budget, "--quiet") as p:
         sess = udp_session_pid(p.pid)
         time.sleep(0.5)
         os.kill(sess, signal.SIGSTOP)
         if seconds is not None:
             time.sleep(seconds)
             os.kill(sess, signal.SIGCONT)
-        out, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    return p.returncode, [json.loads(x) for x in out.splitlines()], err
+        return probe_finished(p)
 
 
 def test_udp_losses_are_counted_not_timed(probe):
     """The session stopped for 1.5 s: the datagrams of that time get no
     answer within 1 s (lost), then late answers (stale); the figure stays a
     round trip's, and the run ends ok."""
-    rc, recs, err = stop_the_udp_session(probe, 1.5, "--min-time", "4", "--max-time", "6",
-                                         "--max-samples", "10000000")
-    assert rc == 0, err
-    res = next(x for x in recs if x["type"] == "result")
+    r = stop_the_udp_session(probe, 1.5, "--min-time", "4", "--max-time", "6", "--max-samples", "10000000")
+    assert r.rc == 0, r.stderr
+    res = r.result("net.udp_rtt")
     assert res["extra"]["lost"] >= 1 and res["extra"]["loss_fraction"] > 0, res["extra"]
-    samples = next(x for x in recs if x["type"] == "samples")
+    (samples,) = r.of_type("samples")
     assert max(samples["values"]) < 500_000_000  # no 1 s wait in any sample
     assert res["median"] < 10_000_000
 
 
 @pytest.mark.slow  # ~6 s: five 1 s loss timeouts
 def test_too_many_udp_losses_are_an_error(probe):
-    rc, recs, err = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20")
-    assert rc == 1, err
-    error = next(x for x in recs if x["type"] == "error")
+    r = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20")
+    assert r.rc == 1, r.stderr
+    (error,) = r.of_type("error")
     assert "datagrams lost (5 in a row; no answer within 1000 ms)" in error["message"], error
 
 

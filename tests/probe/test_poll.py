@@ -9,13 +9,12 @@ import os
 import re
 import resource
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, probe_finished, probe_started, run_probe
 
 BENCHES = ("poll.select", "poll.poll", "poll.epoll")
 
@@ -238,10 +237,8 @@ def test_a_readiness_that_changes_is_an_error_not_a_figure(probe):
     """A byte written from outside into one of 4 idle socket pairs makes one
     descriptor ready: the next call reports 1, not 0, and the benchmark
     stops with an error naming both counts."""
-    p = subprocess.Popen([probe, "run", "poll.poll", "--param", "nfds=4", "--param", "fds=socketpair",
-                          "--param", "ready=0", "--min-time", "20", "--max-time", "20", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with probe_started(probe, "run", "poll.poll", "--param", "nfds=4", "--param", "fds=socketpair",
+                       "--param", "ready=0", "--min-time", "20", "--max-time", "20", "--quiet") as p:
         deadline = time.monotonic() + 10
         while len(socket_fds(p.pid)) < 8 and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -250,16 +247,11 @@ def test_a_readiness_that_changes_is_an_error_not_a_figure(probe):
         peer = pidfd_getfd(p.pid, fds[-1])  # the peer ends are above the watched ones
         with socket.socket(fileno=peer) as s:
             s.send(b"x")
-        out, err = p.communicate(timeout=15)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    assert p.returncode == 1, err
-    records = [json.loads(line) for line in out.splitlines()]
-    errors = [x for x in records if x["type"] == "error"]
+        r = probe_finished(p, timeout=15)
+    assert r.rc == 1, r.stderr
+    errors = r.of_type("error")
     assert len(errors) == 1 and "poll() reported 1 ready descriptors of 4, expected 0" in errors[0]["message"]
-    assert not [x for x in records if x["type"] == "result"]
+    assert not r.of_type("result")
 
 
 def test_suites(probe):
