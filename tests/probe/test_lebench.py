@@ -126,6 +126,7 @@ def test_mmap_protection_is_a_parameter(probe):
         assert r.result("mem.mmap", prot=prot)["median"] > 0
 
 
+@pytest.mark.slow  # ~5 s: the whole suite again; the next test checks --lebench-exact by default
 def test_lebench_exact_times_one_call_per_clock_pair(probe, catalogue):
     r = run_probe(probe, "run", "--suite", "lebench", "--lebench-exact", "--max-time", "0.2",
                   "--min-time", "0.01", "--min-samples", "5", "--max-samples", "2000", "--quiet", timeout=300)
