@@ -118,8 +118,12 @@ static int bw_alloc(struct osm_ctx *ctx, struct bw_state **out)
 	osm_add_extra(ctx, "total_bytes", (double)s->total);
 	s->p.body = writer_body;
 	s->p.arg = s;
-	s->buf = malloc(s->size);
-	s->pbuf = malloc(s->size);
+	/* Page-aligned, as lmbench's bw_pipe and bw_unix (valloc): where malloc
+	 * puts a large buffer (16 bytes into a page) the kernel's copies run
+	 * slower, and the figure would depend on the allocator. */
+	void *a = NULL, *b = NULL;
+	s->buf = posix_memalign(&a, 4096, s->size) ? NULL : a;
+	s->pbuf = posix_memalign(&b, 4096, s->size) ? NULL : b;
 	if (!s->buf || !s->pbuf)
 		return osm_fail(ctx, OSM_ERROR, "out of memory for %zu-byte buffers", s->size);
 	memset(s->buf, 'a', s->size); /* resident before anything is timed */
