@@ -89,6 +89,13 @@ char *si_cpuinfo_match(char *line, const char *key);
 bool si_cpuinfo_value(const char *key, char *out, size_t len, bool *cut_out);
 bool si_cpuinfo_has(const char *key);
 
+/* --- sysinfo_kernel.c readers (tested by probe/tests/test_sysinfo.c) --- */
+
+/* 1 when the file reads 1, 0 when it reads 0 or does not exist, -1 otherwise. */
+int si_flag_file(const char *path);
+/* NAME=<integer> in a kernel config file; false when absent or unreadable. */
+bool si_config_int(const char *path, const char *name, long long *v);
+
 /* --- field writers, by source ----------------------------------------- */
 
 /* sysinfo_kernel.c */
@@ -100,6 +107,8 @@ void si_w_arch(struct osm_json *j, const char *key);
 void si_w_kernel_cmdline(struct osm_json *j, const char *key);
 void si_w_preemption(struct osm_json *j, const char *key);
 void si_w_preemption_source(struct osm_json *j, const char *key);
+void si_w_realtime(struct osm_json *j, const char *key);
+void si_w_kernel_hz(struct osm_json *j, const char *key);
 void si_w_mitigations(struct osm_json *j, const char *key);
 void si_w_clocksource(struct osm_json *j, const char *key);
 void si_w_available_clocksources(struct osm_json *j, const char *key);

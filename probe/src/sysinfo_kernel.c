@@ -5,7 +5,9 @@
 #endif
 #include "sysinfo_int.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #if defined(__GLIBC__)
@@ -153,6 +155,66 @@ void si_w_preemption_source(struct osm_json *j, const char *key)
 
 /* ------------------------------------------------------------------------ */
 /* Kernel settings                                                          */
+
+/* A kernel flag file such as /sys/kernel/realtime: 1 when it reads 1, 0 when
+ * it reads 0 or does not exist (the kernel creates /sys/kernel/realtime only
+ * when built with PREEMPT_RT, 6.12+ and the RT patch set before it), -1 when
+ * it exists but cannot be read or holds anything else. */
+int si_flag_file(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+	long long v;
+	if (!si_read_int(path, &v) || (v != 0 && v != 1))
+		return -1;
+	return (int)v;
+}
+
+void si_w_realtime(struct osm_json *j, const char *key)
+{
+	int v = si_flag_file("/sys/kernel/realtime");
+	if (v < 0)
+		osm_json_null(j, key);
+	else
+		osm_json_bool(j, key, v == 1);
+}
+
+/* The integer value of NAME in a kernel config file ("NAME=250"); false when
+ * the file cannot be read, NAME is absent or not set ("# NAME is not set"), or
+ * its value is not an integer. Only a line starting "NAME=" counts, so
+ * CONFIG_HZ is not taken from CONFIG_HZ_250=y or CONFIG_NO_HZ=y. */
+bool si_config_int(const char *path, const char *name, long long *v)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char line[MEDIUM];
+	size_t k = strlen(name);
+	bool cut, found = false;
+	while (si_read_line(f, line, sizeof(line), &cut)) {
+		if (cut || strncmp(line, name, k) != 0 || line[k] != '=')
+			continue;
+		found = si_parse_ll(line + k + 1, v);
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* CONFIG_HZ, the scheduler tick rate, from the config the running kernel was
+ * built with as distributions install it (/boot/config-$(uname -r)). Not
+ * read from /proc/config.gz: that needs an inflater, and the probe links
+ * nothing beyond libc. */
+void si_w_kernel_hz(struct osm_json *j, const char *key)
+{
+	struct utsname u;
+	char path[PATH_LEN];
+	long long hz = 0;
+	bool ok = uname(&u) == 0 && si_pathf(path, sizeof(path), "/boot/config-%s", u.release) &&
+		  si_config_int(path, "CONFIG_HZ", &hz) && hz > 0;
+	si_json_int_or_null(j, key, ok, hz);
+}
 
 void si_w_mitigations(struct osm_json *j, const char *key)
 {

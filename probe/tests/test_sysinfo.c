@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "emit.h"
 #include "sysinfo.h"
+#include "sysinfo_int.h"
 
 static int n_tests, n_failed;
 
@@ -27,7 +30,7 @@ static void ok(bool cond, const char *what)
  * without being added here still passes; one removed or renamed fails. */
 static const char *const keys[] = {
 	"hostname", "os", "kernel_release", "kernel_version", "arch", "kernel_cmdline",
-	"preemption", "preemption_source", "cpu_model", "cpu_vendor", "board", "cpu_flags",
+	"preemption", "preemption_source", "realtime", "kernel_hz", "cpu_model", "cpu_vendor", "board", "cpu_flags",
 	"cpus_online", "cpus_allowed", "sockets", "cores_per_socket", "threads_per_core",
 	"smt_control", "isolated_cpus", "nohz_full_cpus", "caches", "numa_nodes",
 	"cpufreq_driver", "cpufreq_governor", "cpu_max_mhz", "cpu_min_mhz", "cpu_boost",
@@ -191,6 +194,69 @@ static const char *field_value(const char *fields, const char *key)
 	return p ? p + strlen(pat) : NULL;
 }
 
+/* ---- the readers behind realtime and kernel_hz, on files of known content ---- */
+
+static bool write_file(const char *path, const char *content)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return false;
+	bool ok = fputs(content, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+static void test_readers(void)
+{
+	char dir[] = "/tmp/osm-test-sysinfo.XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(false, "temporary directory for the reader tests");
+		return;
+	}
+	char path[256], missing[256];
+	snprintf(path, sizeof(path), "%s/file", dir);
+	snprintf(missing, sizeof(missing), "%s/absent", dir);
+
+	static const struct {
+		const char *content, *what;
+		int want;
+	} flags[] = {{"1\n", "1 and a newline", 1}, {"0\n", "0 and a newline", 0}, {"1", "1", 1},
+		     {"2\n", "2", -1}, {"yes\n", "yes", -1}, {"", "nothing", -1}};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "si_flag_file of a file holding %s is %d", flags[i].what, flags[i].want);
+		ok(write_file(path, flags[i].content) && si_flag_file(path) == flags[i].want, msg);
+	}
+	ok(si_flag_file(missing) == 0, "si_flag_file of a missing file is 0 (not a PREEMPT_RT kernel)");
+	char below[300];
+	snprintf(below, sizeof(below), "%s/realtime", path);
+	ok(si_flag_file(below) == 0, "si_flag_file below a regular file (ENOTDIR) is 0");
+
+	long long v = -1;
+	ok(write_file(path, "#\n# Automatically generated file; DO NOT EDIT.\nCONFIG_NO_HZ_COMMON=y\n"
+			    "CONFIG_HZ_250=y\nCONFIG_HZ_PERIODIC_X=1\nCONFIG_HZ=250\nCONFIG_HZ_1000=y\n") &&
+	   si_config_int(path, "CONFIG_HZ", &v) && v == 250,
+	   "si_config_int takes CONFIG_HZ=250, not CONFIG_HZ_250=y or CONFIG_NO_HZ_COMMON=y");
+	ok(write_file(path, "CONFIG_HZ_1000=y\n# CONFIG_HZ is not set\n") && !si_config_int(path, "CONFIG_HZ", &v),
+	   "si_config_int: a config without CONFIG_HZ= has none");
+	ok(write_file(path, "CONFIG_HZ=y\n") && !si_config_int(path, "CONFIG_HZ", &v),
+	   "si_config_int: a value that is not an integer is refused");
+	ok(!si_config_int(missing, "CONFIG_HZ", &v), "si_config_int: a missing file has none");
+	/* A line longer than the reader's buffer is skipped whole, and the key
+	 * after it still found. */
+	FILE *f = fopen(path, "w");
+	bool wrote = f != NULL;
+	if (f) {
+		fputs("CONFIG_CMDLINE=\"", f);
+		for (int i = 0; i < 10000; i++)
+			fputc('x', f);
+		fputs("CONFIG_HZ=1\"\nCONFIG_HZ=300\n", f);
+		wrote = fclose(f) == 0;
+	}
+	ok(wrote && si_config_int(path, "CONFIG_HZ", &v) && v == 300, "si_config_int skips an over-long line whole");
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char msg[256];
@@ -240,6 +306,14 @@ int main(void)
 	}
 	const char *v = field_value(fields, "cpus_online");
 	ok(v && atoi(v) >= 1, "cpus_online >= 1");
+
+	v = field_value(fields, "realtime");
+	ok(v && (strncmp(v, "true,", 5) == 0 || strncmp(v, "false,", 6) == 0 || strncmp(v, "null,", 5) == 0),
+	   "realtime is true, false or null");
+	v = field_value(fields, "kernel_hz");
+	ok(v && (strncmp(v, "null,", 5) == 0 || (atoi(v) >= 10 && atoi(v) <= 10000)),
+	   "kernel_hz is null or a tick rate between 10 and 10000");
+	test_readers();
 
 	/* Same number of lines in the text as fields (multi-line values are
 	 * indented, so top-level lines start with a key). */

@@ -25,6 +25,9 @@ KEY_KERNEL = "kernel_release"
 KEY_ARCH = "arch"
 KEY_GOVERNOR = "cpufreq_governor"
 KEY_VIRTUALIZATION = "virtualization"
+# What decides real-time latency (the rt study prints them; compare shows them when they differ).
+RT_KEYS = ("kernel_release", "kernel_version", "preemption", "preemption_source", "realtime", "kernel_hz",
+           "isolated_cpus", "nohz_full_cpus", "cpufreq_governor", "cpus_allowed")
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,19 @@ def display_value(key: str, value: Any, unfold: bool = False) -> str:
     if isinstance(value, dict) and value:
         return "\n".join(f"{k}: {_scalar_text(k, v)}" for k, v in value.items())
     return _scalar_text(key, value)
+
+
+def rt_facts(machine: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The machine's real-time facts (RT_KEYS) as (key, text) pairs, in that
+    order; a key the run did not record is left out, null shown as '-'
+    (unknown), an empty cpu list as 'none'."""
+    out = []
+    for key in RT_KEYS:
+        if key not in machine:
+            continue
+        value = machine[key]
+        if key in ("isolated_cpus", "nohz_full_cpus") and value == "":
+            out.append((key, "none"))
+        else:
+            out.append((key, format_value(value)))
+    return out

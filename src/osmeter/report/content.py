@@ -32,6 +32,8 @@ MACHINE_HELP: dict[str, str] = {
     "kernel_cmdline": "Kernel command line (/proc/cmdline)",
     "preemption": "Preemption model: none, voluntary, full, lazy, rt or dynamic",
     "preemption_source": "Where the preemption model was read: debugfs, cmdline (preempt=) or uname",
+    "realtime": "PREEMPT_RT kernel (/sys/kernel/realtime reads 1; false when it reads 0 or is absent)",
+    "kernel_hz": "Scheduler tick rate CONFIG_HZ from /boot/config-$(uname -r); null = unknown",
     "cpu_model": "CPU model (/proc/cpuinfo model name; on ARM the decoded implementer/part)",
     "cpu_vendor": "CPU vendor (/proc/cpuinfo vendor_id, or the ARM implementer)",
     "board": "Board or system model (device tree, or DMI vendor and product)",
