@@ -28,6 +28,20 @@ Direction: for a time (ns) or a count, a larger value is worse; for a rate
 (a unit ending in `_per_s`) a larger value is better. `worse` is the change
 in the bad direction, so red/green and --fail-above mean the same thing for
 every unit.
+
+The maximum and the variance (`osmeter compare --stat`, by default for the
+rt family, whose question is the worst case and the jitter): each with the
+ratio run / baseline and a two-sample test on the raw samples,
+
+* variance: the Brown-Forsythe test (Levene's test about the medians) at
+  each run's effective sample size (stats.dependent_brown_forsythe);
+* max: Rosenbaum's exceedance test, the number of the run's samples above
+  the baseline's maximum (or the reverse), declustered, against its exact
+  null distribution (stats.exceedance_test);
+
+significant when p < 1 - CI_LEVEL and |ratio - 1| exceeds the same noise
+threshold as the median. A larger variance is worse for every unit, a
+larger maximum as the median (docs/compare.md, "Maximum and variance").
 """
 
 from __future__ import annotations
@@ -45,7 +59,9 @@ from .stats import (
     CI_LEVEL,
     FloatArray,
     as_samples,
+    dependent_brown_forsythe,
     dependent_resampled_medians,
+    exceedance_test,
     higher_is_better,  # lives in stats (lebench_kbest needs the direction too); compare.higher_is_better still works
     resampled_medians,
     t_quantile,
@@ -189,6 +205,110 @@ def ratio_from_repetitions(baseline: Instance, other: Instance, level: float = C
     return RatioCI(ratio, ratio * math.exp(-q), ratio * math.exp(q))
 
 
+# --- the maximum and the variance ------------------------------------------
+
+STAT_MAX = "max"
+STAT_VARIANCE = "variance"
+EXTRA_STATS = (STAT_MAX, STAT_VARIANCE)  # what --stat may name, in the order shown
+AUTO_STATS_FAMILIES = ("rt",)  # families whose instances get EXTRA_STATS unless --stat says otherwise
+STAT_METHODS = {
+    STAT_MAX: "Rosenbaum's exceedance test: the run's samples above the baseline's maximum (or the baseline's "
+    "above the run's), exceedances closer together than the sample's autocorrelation time counted as one cluster, against "
+    "the exact hypergeometric null; two-sided",
+    STAT_VARIANCE: "Brown-Forsythe test (Levene's about the medians) on the absolute deviations, each run at its "
+    "effective sample size n/tau of the deviations; ratio of sample variances",
+}
+HIGHER = "higher"
+LOWER = "lower"
+
+
+def stats_for(bench: str, requested: Sequence[str] | None) -> tuple[str, ...]:
+    """The extra statistics compared for an instance of `bench`: `requested`
+    (--stat) when given, else EXTRA_STATS for the families of
+    AUTO_STATS_FAMILIES and none for the others."""
+    if requested is not None:
+        return tuple(s for s in EXTRA_STATS if s in requested)
+    return EXTRA_STATS if bench.split(".", 1)[0] in AUTO_STATS_FAMILIES else ()
+
+
+@dataclass(frozen=True)
+class StatChange:
+    """The maximum or the variance of one instance, run against baseline, with its test."""
+
+    stat: str  # STAT_MAX or STAT_VARIANCE
+    unit: str | None  # the instance's unit (a variance is in unit squared)
+    baseline: float
+    value: float
+    ratio: float  # value / baseline; NaN when the baseline's is not positive
+    p_value: float  # the test's two-sided p-value; NaN when the test is undefined
+    significant: bool
+    test: str  # what the test saw, for people: "7 above the baseline's max in 5 clusters" or "W=..., df=..."
+
+    @property
+    def change(self) -> float:
+        return self.ratio - 1.0
+
+    @property
+    def worse(self) -> float:
+        """The change in the bad direction: more variance is always worse; a maximum as the median."""
+        if self.stat == STAT_MAX and higher_is_better(self.unit):
+            return -self.change
+        return self.change
+
+    @property
+    def verdict(self) -> str:
+        if not self.significant:
+            return SAME
+        return HIGHER if self.change > 0 else LOWER
+
+
+def _stat_significant(ratio: float, p: float, threshold: float, level: float) -> bool:
+    return (not math.isnan(ratio)) and (not math.isnan(p)) and p < 1.0 - level and abs(ratio - 1.0) > threshold
+
+
+def _ratio(value: float, baseline: float) -> float:
+    return value / baseline if baseline > 0 else math.nan
+
+
+def max_change(baseline: FloatArray, other: FloatArray, unit: str | None, threshold: float = DEFAULT_THRESHOLD,
+               level: float = CI_LEVEL) -> StatChange:
+    """The maximum, run against baseline, by stats.exceedance_test."""
+    a, b = as_samples(baseline), as_samples(other)
+    ex = exceedance_test(a, b)
+    base_max, run_max = float(a.max()), float(b.max())
+    ratio = _ratio(run_max, base_max)
+    if ex.above:
+        seen = f"{ex.above} of the run's {b.size} samples above the baseline's maximum"
+    elif ex.below:
+        seen = f"{ex.below} of the baseline's {a.size} samples above the run's maximum"
+    else:
+        seen = "the same maximum"
+    if ex.counted and ex.gap > 1:
+        seen += f", in {ex.counted} cluster{'s' if ex.counted != 1 else ''} (gap {ex.gap})"
+    return StatChange(STAT_MAX, unit, base_max, run_max, ratio, ex.p_value,
+                      _stat_significant(ratio, ex.p_value, threshold, level), f"{seen}; p={ex.p_value:.3g}")
+
+
+def variance_change(baseline: FloatArray, other: FloatArray, unit: str | None,
+                    threshold: float = DEFAULT_THRESHOLD, level: float = CI_LEVEL) -> StatChange:
+    """The variance (ddof=1), run against baseline, by stats.dependent_brown_forsythe."""
+    a, b = as_samples(baseline), as_samples(other)
+    base_var = float(np.var(a, ddof=1)) if a.size > 1 else math.nan
+    run_var = float(np.var(b, ddof=1)) if b.size > 1 else math.nan
+    ratio = _ratio(run_var, base_var) if not math.isnan(base_var) and not math.isnan(run_var) else math.nan
+    bf = dependent_brown_forsythe(a, b)
+    if math.isnan(bf.p_value):
+        seen = "Brown-Forsythe undefined (fewer than 2 samples, or no spread)"
+    else:
+        seen = (f"Brown-Forsythe W={bf.statistic:.3g}, df={bf.df:.0f} (tau {bf.taus[0]:.1f}, {bf.taus[1]:.1f}); "
+                f"p={bf.p_value:.3g}")
+    return StatChange(STAT_VARIANCE, unit, base_var, run_var, ratio, bf.p_value,
+                      _stat_significant(ratio, bf.p_value, threshold, level), seen)
+
+
+STAT_FUNCTIONS = {STAT_MAX: max_change, STAT_VARIANCE: variance_change}
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One benchmark instance of one run against the baseline."""
@@ -208,6 +328,10 @@ class Comparison:
     # with them says so (`caveat`).
     flags: tuple[str, ...] = ()
     method: str = "bootstrap"  # "bootstrap" (within runs) or "repetitions"
+    stats: tuple[StatChange, ...] = ()  # the maximum and/or the variance, when compared (stats_for)
+
+    def stat(self, name: str) -> StatChange | None:
+        return next((s for s in self.stats if s.stat == name), None)
 
     @property
     def caveat(self) -> str:
@@ -239,7 +363,10 @@ def compare_instance(
     baseline_id: int,
     threshold: float = DEFAULT_THRESHOLD,
     baseline_medians: FloatArray | None = None,
+    stats: Sequence[str] = (),
 ) -> Comparison:
+    """The median's comparison, and the statistics named in `stats`
+    (EXTRA_STATS: max, variance) with their tests."""
     ci = ratio_from_repetitions(baseline, other)
     method = "repetitions"
     if ci is None:
@@ -263,6 +390,8 @@ def compare_instance(
         significant=is_significant(ci, threshold),
         flags=flags,
         method=method,
+        stats=tuple(STAT_FUNCTIONS[name](baseline.samples, other.samples, other.unit, threshold)
+                    for name in EXTRA_STATS if name in stats),
     )
 
 

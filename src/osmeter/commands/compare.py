@@ -13,6 +13,11 @@ carries the flags as its caveat, in every output, with a legend; `--names
 lebench` labels and orders the instances as LEBench's table.
 `--fail-above PCT` exits with EXIT_REGRESSION when a significant change for
 the worse exceeds PCT, after everything else was printed and written.
+For the rt family (or every instance with `--stat max,variance`) the
+maximum and the variance are compared too, each with its own test
+(osmeter.compare, "Maximum and variance" in docs/compare.md): indented rows
+in the table, `stats` in the JSON, their own heatmaps in the HTML page and
+columns in the heatmap figure.
 """
 
 from __future__ import annotations
@@ -56,6 +61,19 @@ def _percent(text: str) -> float:
     return value
 
 
+def stat_list(text: str) -> tuple[str, ...]:
+    """argparse type for --stat: max, variance or both (comma-separated), or none."""
+    words = [w.strip() for w in text.split(",")]
+    if words == ["none"]:
+        return ()
+    bad = [w for w in words if w not in cmp.EXTRA_STATS]
+    if bad or not words:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected {', '.join(cmp.EXTRA_STATS)} (comma-separated) or none"
+        )
+    return tuple(dict.fromkeys(words))
+
+
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         NAME,
@@ -80,6 +98,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="PCT",
         type=_percent,
         help="exit with status 10 when a significant change for the worse exceeds PCT %% (for CI pipelines)",
+    )
+    p.add_argument(
+        "--stat",
+        type=stat_list,
+        metavar="LIST",
+        help="also compare the maximum and/or the variance (max, variance, or none), each with its own test "
+        "(docs/compare.md); default: both for rt.* benchmarks, none for the others",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the heatmap: .html page, or .svg/.png/.pdf figure")
     p.add_argument(
@@ -150,8 +175,11 @@ def _label(key: Key) -> str:
     return describe_instance(key[0], json.loads(key[1])) + (f" (#{key[2] + 1})" if key[2] else "")
 
 
-def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Outcome:
-    """Every instance ok in the baseline and in another run, compared; the rest listed."""
+def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
+                 stats: Sequence[str] | None = None) -> Outcome:
+    """Every instance ok in the baseline and in another run, compared; the rest
+    listed. `stats` (--stat): the extra statistics for every instance; None:
+    cmp.stats_for's default (max and variance for the rt family)."""
     base_run, others = runs[0], runs[1:]
     base_results = store.results(base_run.id)
     other_results = {r.id: store.results(r.id) for r in others}
@@ -201,6 +229,7 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float) -> Out
                     baseline_id=base_run.id,
                     threshold=threshold,
                     baseline_medians=base_medians,
+                    stats=cmp.stats_for(b.bench, stats),
                 ),
                 ctr.deltas(b, o),
             )
@@ -284,12 +313,21 @@ def summary_line(outcome: Outcome, threshold: float) -> str:
         method = f"; {by_reps} intervals from the runs' repetitions, the others from each run's samples (bootstrap)"
     else:
         method = ""
-    return (
+    line = (
         f"{len(outcome.comparisons)} compared, {len(sig)} significant ({worse} slower, {len(sig) - worse} faster; "
         f"{caveats} with a caveat){method}; "
         f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
         "(--threshold); for a rate (bytes_per_s) a rise is faster"
     )
+    for name in cmp.EXTRA_STATS:
+        tested = [st for c in outcome.comparisons if (st := c.stat(name)) is not None]
+        if tested:
+            up = sum(1 for st in tested if st.significant and st.change > 0)
+            down = sum(1 for st in tested if st.significant and st.change < 0)
+            line += (f"\n{name}: {len(tested)} compared, {up + down} significant ({up} higher, {down} lower); "
+                     f"{cmp.STAT_METHODS[name]}; significant = p < {1 - CI_LEVEL:.2g} and |change| > "
+                     f"{100 * threshold:g}%")
+    return line
 
 
 def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | None = None) -> str:
@@ -334,11 +372,17 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
                 verdict_text(c),
             ]
         )
+        rows.extend(([""] if lead else []) + row for row in stat_rows(c))
         rows.extend(([""] if lead else []) + row for row in counter_rows(outcome.deltas(c)))
     headers = (("LEBench row",) if lead else ()) + TABLE_HEADERS
     right = ((False,) if lead else ()) + _RIGHT
     parts.append(render_table(headers, rows, right))
     notes = []
+    if any(c.stats for c in outcome.comparisons):
+        notes.append(
+            "indented max / variance rows: the maximum or the variance (unit squared) of the baseline and the run, "
+            "their ratio, the test's p-value in the CI column, and whether it rose or fell significantly"
+        )
     if outcome.has_counters:
         notes.append(
             "indented rows: performance counters per operation counted in both runs (baseline, run, ratio, change; "
@@ -360,6 +404,47 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
         more = len(outcome.not_compared) - len(shown)
         parts.append("not compared:\n" + "\n".join(f"  {n}" for n in shown) + (f"\n  ... and {more} more" if more else ""))
     return "\n\n".join(parts) + "\n"
+
+
+def stat_unit(st: cmp.StatChange) -> str:
+    return f"{st.unit}^2" if st.stat == cmp.STAT_VARIANCE and st.unit else st.unit or ""
+
+
+def stat_rows(c: cmp.Comparison) -> list[list[str]]:
+    """The maximum and the variance of one comparison as indented rows under it, in the table's columns."""
+    return [
+        [
+            f"  {st.stat}",
+            "",
+            "",
+            fmt_num(st.baseline),
+            fmt_num(st.value),
+            stat_unit(st),
+            "-" if math.isnan(st.ratio) else f"{st.ratio:.3f}",
+            "-" if math.isnan(st.p_value) else f"p={st.p_value:.2g}",
+            "-" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%",
+            st.verdict,
+        ]
+        for st in c.stats
+    ]
+
+
+def stats_json(c: cmp.Comparison) -> list[dict[str, Any]]:
+    return [
+        {
+            "stat": st.stat,
+            "baseline": _num(st.baseline),
+            "value": _num(st.value),
+            "ratio": _num(st.ratio),
+            "change": _num(st.change),
+            "worse": _num(st.worse),
+            "p_value": _num(st.p_value),
+            "significant": st.significant,
+            "verdict": st.verdict,
+            "test": st.test,
+        }
+        for st in c.stats
+    ]
 
 
 def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
@@ -435,9 +520,12 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
                 "flags": list(c.flags),
                 "caveat": c.caveat,
                 "counters": counters_json(outcome.deltas(c)),
+                "stats": stats_json(c),
             }
             for c in ordered_comparisons(outcome, labels)
         ],
+        "stat_methods": {name: cmp.STAT_METHODS[name] for name in cmp.EXTRA_STATS
+                         if any(c.stat(name) for c in outcome.comparisons)},
         "flag_legend": {name: text for name, text in fl.legend(caveat_flags(outcome.comparisons))},
         "counter_notes": outcome.counter_notes,
         "differences": [
@@ -485,20 +573,33 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
             keys.append(k)
             row_labels.append(labels.shown(c.bench, c.params) or f"{k[0]} {k[1]}".strip())
         cells[(k, c.run_id)] = c
-    grid = [
-        [
-            None if (k, r.id) not in cells else (cells[(k, r.id)].change, cells[(k, r.id)].worse, cells[(k, r.id)].significant)
-            for r in runs[1:]
-        ]
-        for k in keys
-    ]
-    caveats = [[(k, r.id) in cells and bool(cells[(k, r.id)].caveat) for r in runs[1:]] for k in keys]
+    # A column per run for the median, and per run and extra statistic (max, variance) where any was compared.
+    columns: list[tuple[RunInfo, str]] = []
+    for r in runs[1:]:
+        columns.append((r, "median"))
+        columns += [(r, name) for name in cmp.EXTRA_STATS
+                    if any(c.run_id == r.id and c.stat(name) for c in outcome.comparisons)]
+    with_stats = len(columns) > len(runs) - 1
+
+    def cell(k: tuple[str, str], r: RunInfo, name: str) -> tuple[float, float, bool] | None:
+        c = cells.get((k, r.id))
+        if c is None:
+            return None
+        if name == "median":
+            return (c.change, c.worse, c.significant)
+        st = c.stat(name)
+        return None if st is None else (st.change, st.worse, st.significant)
+
+    grid = [[cell(k, r, name) for r, name in columns] for k in keys]
+    caveats = [[name == "median" and (k, r.id) in cells and bool(cells[(k, r.id)].caveat) for r, name in columns]
+               for k in keys]
     fig = plots.heatmap_figure(
         row_labels,
-        [run_column_label(r) for r in runs[1:]],
+        [run_column_label(r) + (f": {name}" if with_stats else "") for r, name in columns],
         grid,
-        f"change of the median against run {runs[0].id} (%)",
+        f"change of the median{', maximum and variance' if with_stats else ''} against run {runs[0].id} (%)",
         caveats=caveats,
+        missing_label="not in that run, or not tested" if with_stats else "not in that run",
     )
     try:
         return plots.render(fig, fmt)
@@ -520,7 +621,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     try:
         runs = resolve_runs(store, args.runs, args.baseline)
-        outcome = compare_runs(store, runs, threshold)
+        outcome = compare_runs(store, runs, threshold, args.stat)
         # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
         labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in store.results(r.id)])
     finally:

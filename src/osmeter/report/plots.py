@@ -403,6 +403,7 @@ def heatmap_figure(
     cells: Sequence[Sequence[tuple[float, float, bool] | None]],
     title: str,
     caveats: Sequence[Sequence[bool]] | None = None,
+    missing_label: str = "not in that run",
 ) -> "Figure":
     """benchmarks × runs; each cell (change, worse, significant) or None when
     the instance is missing from that run. Colour as heat_colour, grey when
@@ -455,7 +456,7 @@ def heatmap_figure(
     handles = [Patch(color=heat_colour(0.5), label="slower / worse"),
                Patch(color=heat_colour(-0.33), label="faster / better"),
                Patch(color=GREY, label="no significant change"),
-               Patch(facecolor="#ffffff", edgecolor="#999999", label="not in that run")]
+               Patch(facecolor="#ffffff", edgecolor="#999999", label=missing_label)]
     if caveats and any(any(row) for row in caveats):
         handles.append(Patch(facecolor="#ffffff", edgecolor="#ffffff", label="! flagged figure (caveat)"))
     ax.legend(
