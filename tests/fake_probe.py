@@ -40,6 +40,11 @@ Knobs (environment):
   FAKE_PROBE_NET_ERROR=NAME   net benchmark NAME ends in `error` (its peer vanished mid-run)
   FAKE_PROBE_NET_SKIP=NAME    net benchmark NAME is skipped (net.icmp_rtt without a ping socket)
   FAKE_PROBE_MARKER=...       not read: tests find this process and its children by it
+  FAKE_PROBE_CPUS=N           the CPUs the rt model's machine gives (default 2): stress=K
+                              beyond N - 1 is skipped, as the real probe does
+  FAKE_PROBE_NO_FIFO=1        the rt model runs SCHED_OTHER, SCHED_FIFO refused (info.policy)
+  FAKE_PROBE_LIST_RT=1        `list --json` adds the rt family (from RT below) when
+                              tests/data/list.json has none
 
 The net model (a loopback with a peer on another CPU, and a remote peer
 behind a 100 Mbit/s link with 80 us more of round trip): round trip
@@ -48,6 +53,22 @@ ns/byte; remote + 80 us and 160 ns/byte, the 100 Mbit/s both ways); connect
 30 us (remote + 80 us); close 8 us active, 12 us passive (remote x 2);
 bandwidth 2.5 GB/s x min(1, write/64K) on loopback, 11.955 MB/s remote
 (100 Mbit/s less the headers, docs/methods/net.md), recv 10 % under send.
+
+The rt family (RT below, the interface of the lead's rt-spec) is made from
+a model too, one instance per combination of the --param values:
+rt.workload's kernel K (index i in RT_KERNELS) has an unstressed median
+of 10 us x 1.24^i with 2 % of spread; under stress=k stressors the
+memory-bound kernels (RT_MEMORY_BOUND) move their median by 3 % per
+stressor (write 1.5 x read) but slow 3 % of the jobs per stressor (5 %
+for write) by 1.3-2 x and more: the study's finding, larger variance and
+maximum with a median that moves far less; the others barely move. The
+period is twice the unstressed median; a job whose response (execution +
+5 us) exceeds it is a deadline miss. rt.cyclic: wake-up latencies of
+4 us + Exp(1.5 us) idle, plus Exp(4 us x k) and rare 200-1500 us spikes
+under k stressors; `loops` samples (else 1000). Every rt instance's
+samples: exactly --max-samples when given (else 200 jobs, 20 windows).
+A stress=k beyond the model machine's other CPUs (FAKE_PROBE_CPUS - 1) is
+skipped with the real probe's reason.
 """
 
 import ctypes
@@ -189,8 +210,159 @@ def net_records(name, params):
              "stop_reason": "rse", "ref_cycles": None, "extra": extra, "info": info}]
 
 
+# The rt family as the fake knows it (the lead's rt-spec): own parameters with
+# their defaults, and the stressor parameters every rt benchmark has.
+RT_KERNELS = ("bsort", "binarysearch", "bitonic", "complex_updates", "countnegative", "crc", "factorial",
+              "filterbank", "fir2dim", "iir", "insertsort", "jfdctint", "lms", "ludcmp", "matrix1", "minver",
+              "prime", "recursion", "st")
+RT_MEMORY_BOUND = ("filterbank", "fir2dim", "ludcmp", "matrix1", "minver", "st")
+RT = {
+    "rt.cyclic": {"interval_us": "1000", "priority": "80", "loops": "0", "cpus": "", "breaktrace_us": "0",
+                  "hist_us": "1000"},
+    "rt.osnoise": {"window_ms": "100", "threshold_ns": "5000", "priority": "0"},
+    "rt.workload": {"kernel": "bsort", "period_us": "0", "deadline_us": "0", "priority": "80"},
+}
+RT_COMMON = {"stress": "0", "stress_op": "read", "stress_size": "0"}
+RT_CHOICES = {"kernel": RT_KERNELS, "stress_op": ("read", "write", "cpu", "syscall")}
+RT_STRINGS = ("cpus",)
+RT_RANGES = {"interval_us": (50, 1000000), "priority": (0, 99), "loops": (0, 1000000000),
+             "breaktrace_us": (0, 10000000), "hist_us": (1, 1000000), "window_ms": (1, 10000),
+             "threshold_ns": (100, 1000000000), "period_us": (0, 10000000), "deadline_us": (0, 10000000),
+             "stress": (0, 256), "stress_size": (0, 16 << 30)}
+RT_DESCRIPTION = {"rt.cyclic": "wake-up latency of a periodic thread (cyclictest)",
+                  "rt.osnoise": "OS noise (oslat): the largest gap of a busy loop per window",
+                  "rt.workload": "execution time of one job of a periodic real-time workload kernel"}
+
+
+def rt_value(key, text):
+    if key in RT_CHOICES:
+        if text not in RT_CHOICES[key]:
+            usage(f"--param {key}={text}: allowed values: {', '.join(RT_CHOICES[key])}")
+        return text
+    if key in RT_STRINGS:
+        return text
+    try:
+        n = int(text[:-1]) * UNITS[text[-1]] if key == "stress_size" and text[-1:] in UNITS else int(text)
+    except (ValueError, IndexError):
+        usage(f"--param {key}={text}: not an integer")
+    lo, hi = RT_RANGES[key]
+    if not lo <= n <= hi:
+        usage(f"--param {key}={text}: out of range, allowed {lo}..{hi}")
+    return n
+
+
+def rt_instances(names, assignments):
+    """(name, params) per instance, as net_instances: names outermost, keys in order of first appearance."""
+    given = {}
+    for a in assignments:
+        key, _, value = a.partition("=")
+        values = [value] if key in RT_STRINGS else value.split(",")
+        given.setdefault(key, [])
+        given[key] += [v for v in values if v not in given[key]]
+    out = []
+    for name in names:
+        keys = {**RT[name], **RT_COMMON}
+        insts = [{k: rt_value(k, v) for k, v in keys.items()}]
+        for key, values in given.items():
+            if key in keys:
+                insts = [dict(i, **{key: rt_value(key, v)}) for i in insts for v in values]
+        out += [(name, i) for i in insts]
+    return out
+
+
+def rt_catalog_entries():
+    """The rt family as `list --json` describes it (FAKE_PROBE_LIST_RT)."""
+    out = []
+    for name, own in RT.items():
+        params = []
+        for key, default in {**own, **RT_COMMON}.items():
+            if key in RT_CHOICES:
+                params.append({"name": key, "type": "enum", "default": default, "choices": list(RT_CHOICES[key]),
+                               "help": key})
+            elif key in RT_STRINGS:
+                params.append({"name": key, "type": "string", "default": default, "help": key, "max_len": 256})
+            else:
+                lo, hi = RT_RANGES[key]
+                params.append({"name": key, "type": "size" if key == "stress_size" else "int",
+                               "default": int(default), "min": lo, "max": hi, "help": key})
+        out.append({"name": name, "family": "rt", "description": RT_DESCRIPTION[name], "unit": "ns",
+                    "requires": [], "suites": ["standard", "full"], "sweep": [], "params": params})
+    return out
+
+
+def rt_records(name, params, samples_wanted):
+    """The records of one rt instance after its progress line (a skip when the model
+    machine has too few CPUs for the stressors)."""
+    import random  # noqa: PLC0415
+
+    head = {"bench": name, "params": params}
+    cpus = int(os.environ.get("FAKE_PROBE_CPUS", "2"))
+    k, op = params["stress"], params["stress_op"]
+    if k > cpus - 1:
+        return [{"type": "skip", **head, "reason": f"stress={k} needs {k} other CPUs; this machine gives "
+                 f"{cpus - 1}"}]
+    rng = random.Random(json.dumps([name, params], sort_keys=True))
+    prio = params["priority"]
+    if prio == 0:
+        policy = "SCHED_OTHER (priority=0)"
+    elif os.environ.get("FAKE_PROBE_NO_FIFO"):
+        policy = f"SCHED_OTHER: SCHED_FIFO {prio} refused: needs root or CAP_SYS_NICE (or RLIMIT_RTPRIO >= {prio})"
+    else:
+        policy = f"SCHED_FIFO {prio}"
+    stress = "none" if k == 0 else f"{k} x {op} over 64 MiB (2 x LLC of 32 MiB) on CPUs " + \
+        ",".join(str(c) for c in range(1, k + 1))
+    info = {"policy": policy, "mlock": "locked", "stress": stress}
+    extra = {}
+    stop = "max_samples"
+    if name == "rt.workload":
+        i = RT_KERNELS.index(params["kernel"])
+        median = 10e3 * 1.24 ** i
+        memory = params["kernel"] in RT_MEMORY_BOUND and op in ("read", "write")
+        weight = 1.5 if op == "write" else 1.0
+        shift = 1 + (0.03 * weight * k if memory else 0.002 * k)
+        tail = (0.03 if op == "read" else 0.05) * k if memory else 0.002 * k
+        n = samples_wanted or 200
+        values = []
+        for _ in range(n):
+            v = median * shift * rng.lognormvariate(0, 0.02)
+            if rng.random() < tail:
+                v *= rng.uniform(1.3, 2.0 + 0.5 * k) if memory else rng.uniform(1.05, 1.2)
+            values.append(v)
+        period = params["period_us"] * 1000 or round(2 * median)
+        deadline = params["deadline_us"] * 1000 or period
+        resp = [v + 5e3 for v in values]
+        extra = {"period_ns": period, "deadline_ns": deadline, "misses": sum(r > deadline for r in resp),
+                 "jobs": n, "resp_mean_ns": sum(resp) / n, "resp_median_ns": sorted(resp)[n // 2],
+                 "resp_max_ns": max(resp), "unstressed_median_ns": median}
+        info["checksum"] = "0x%08x" % (0x1234567 + i)
+    elif name == "rt.cyclic":
+        n = params["loops"] or samples_wanted or 1000
+        values = []
+        for _ in range(n):
+            v = 4e3 + rng.expovariate(1 / 1.5e3)
+            if k:
+                v += rng.expovariate(1 / (4e3 * k))
+                if rng.random() < 0.0005 * k:
+                    v += rng.uniform(200e3, 1500e3)
+            values.append(round(v))
+        hist = params["hist_us"] * 1000
+        extra = {"avg_ns": sum(values) / n, "max_ns": max(values), "overflows": sum(v > hist for v in values),
+                 "cycles": n, "skipped": 0, "interval_ns": params["interval_us"] * 1000}
+        stop = "loops" if params["loops"] else stop
+    else:
+        n = samples_wanted or 20
+        values = [8e3 + rng.expovariate(1 / (2e3 + 3e3 * k)) for _ in range(n)]
+        extra = {"noise_ns_per_s": 100.0 * (1 + k), "gaps_per_s": 2.0, "gaps": 2 * n, "max_gap_ns": max(values),
+                 "gap_median_ns": 7e3, "duration_s": n * 0.1, "loop_ns": 20.0}
+    ordered = sorted(values)
+    return [{"type": "samples", **head, "unit": "ns", "batch": 1, "values": values},
+            {"type": "result", **head, "unit": "ns", "n": n, "min": ordered[0], "median": ordered[n // 2],
+             "mean": sum(values) / n, "batch": 1, "cpu": 0, "placement": None, "elapsed_s": 0.1, "stop_reason": stop,
+             "ref_cycles": None, "extra": extra, "info": info}]
+
+
 def parse_run_args(args):
-    opts = {"suite": None, "names": [], "params": []}
+    opts = {"suite": None, "names": [], "params": [], "max_samples": None}
     valued = {"--suite", "--param", "--cpu", "--min-time", "--max-time", "--min-samples", "--max-samples",
               "--target-rse", "--fifo", "--clock", "--counters", "--budget-fraction", "--inject-ns", "-o"}
     i = 0
@@ -204,6 +376,8 @@ def parse_run_args(args):
                 opts["suite"] = value
             elif a == "--param":
                 opts["params"].append(value)
+            elif a == "--max-samples":
+                opts["max_samples"] = int(value)
             i += 2
         elif a in ("--die-with-parent", "--mlock", "--sweep", "--lebench-exact", "--quiet"):
             if a == "--die-with-parent":
@@ -221,6 +395,8 @@ def check_input(opts):
     catalog = json.loads((DATA / "list.json").read_text())
     known = {b["name"]: b for b in catalog["benchmarks"]}
     known.update({n: {"params": [{"name": k} for k in {**p, **NET_COMMON}]} for n, p in NET.items()
+                  if n not in known})
+    known.update({n: {"params": [{"name": k} for k in {**p, **RT_COMMON}]} for n, p in RT.items()
                   if n not in known})
     for name in opts["names"]:
         if name not in known:
@@ -292,6 +468,11 @@ def run(args):
         instances += [[{"type": "progress", "index": 0, "total": 0, "bench": n, "params": p}, *net_records(n, p)]
                       for n, p in net_instances(net, [a for a in opts["params"] if a.partition("=")[0] in
                                                       {k for n in net for k in {**NET[n], **NET_COMMON}}])]
+        rt = [n for n in opts["names"] if n in RT]
+        rt_keys = {k for n in rt for k in {**RT[n], **RT_COMMON}}
+        instances += [[{"type": "progress", "index": 0, "total": 0, "bench": n, "params": p},
+                       *rt_records(n, p, opts["max_samples"])]
+                      for n, p in rt_instances(rt, [a for a in opts["params"] if a.partition("=")[0] in rt_keys])]
     delay = float(os.environ.get("FAKE_PROBE_DELAY", "0"))
     die_after = int(os.environ.get("FAKE_PROBE_DIE_AFTER", "-1"))
     die_run = os.environ.get("FAKE_PROBE_DIE_RUN")
@@ -342,7 +523,13 @@ def run(args):
 
 def main(argv):
     if argv[:2] == ["list", "--json"]:
-        sys.stdout.write((DATA / "list.json").read_text())
+        text = (DATA / "list.json").read_text()
+        if os.environ.get("FAKE_PROBE_LIST_RT"):
+            doc = json.loads(text)
+            if not any(b["family"] == "rt" for b in doc["benchmarks"]):
+                doc["benchmarks"] += rt_catalog_entries()
+            text = json.dumps(doc)
+        sys.stdout.write(text)
         return 0
     if argv[:2] == ["sysinfo", "--json"]:
         sys.stdout.write((DATA / "sysinfo.json").read_text())

@@ -1,10 +1,11 @@
-"""osmeter study fork|files|net: a study's matrix as one stored run, with figures.
+"""osmeter study fork|files|net|rt: a study's matrix as one stored run, with figures.
 
 `files` (the course project's file-system figures: the page cache's size,
 cold reads by block size, local against remote, contention) lives in
 study_files.py, `net` (round trips, bandwidth, connect and close, loopback
-against remote) in study_net.py; this module holds `fork` and the `study`
-command.
+against remote) in study_net.py, `rt` (workload kernels under memory
+stressors, wake-up latency, deadline misses) in study_rt.py; this module
+holds `fork` and the `study` command.
 
 The matrix: `task.fork` with the parent's written memory at 1, 8, 16, 32,
 64, 128, 256, 512 and 1024 MiB, x {single process, one process per CPU
@@ -50,7 +51,7 @@ from .options import add_store_option, non_negative_int, positive_int
 from .run import RunOptions, _problem_text, _verdict, counter_list, drive, probe_argv
 
 NAME = "study"
-STUDIES = ("fork", "files", "net")
+STUDIES = ("fork", "files", "net", "rt")
 SIZES_MIB = (1, 8, 16, 32, 64, 128, 256, 512, 1024)
 FULL_FORKS = 1000
 QUICK_FORKS = 100
@@ -62,12 +63,13 @@ TABLE_COUNTERS = ("task-clock", "page-faults", "context-switches", "cpu-migratio
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from . import study_files, study_net
+    from . import study_files, study_net, study_rt
 
     top = sub.add_parser(
         NAME,
         help="run a study (fork: fork cost against parent memory; files: page cache, cold reads, contention; "
-        "net: round trips, bandwidth, connect/close, loopback against remote) and write its figures",
+        "net: round trips, bandwidth, connect/close, loopback against remote; rt: real-time workload kernels under "
+        "memory stressors, wake-up latency) and write its figures",
         description="Run a study's matrix as one stored run and write its figures (SVG and PNG) and its table.",
     )
     studies = top.add_subparsers(dest="study", metavar="STUDY", required=True)
@@ -113,6 +115,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "and close, on loopback and, with --peer (`osmeter serve` on the other machine), against a remote peer.",
     )
     study_net.add_arguments(net)
+    rt = studies.add_parser(
+        study_rt.NAME,
+        help="periodic real-time workload kernels under 0..CPUs-1 memory stressors, wake-up latency "
+        "histograms, deadline misses",
+        description="The RT study as one stored run: rt.workload for every workload kernel with no stressor and "
+        "with 1 .. CPUs-1 memory read or write stressors on the other CPUs (N jobs per point), and rt.cyclic "
+        "(cyclictest's wake-up latency) idle and under each stressed configuration; a table per configuration "
+        "(average, median with its 95 % CI, variance, maximum, deadline misses), the stressed / unstressed "
+        "ratios of median, variance and maximum per kernel, and the figures.",
+    )
+    study_rt.add_arguments(rt)
     return top
 
 
@@ -249,6 +262,10 @@ def run(args: argparse.Namespace) -> int:
         from . import study_net
 
         return study_net.run(args)
+    if args.study == "rt":
+        from . import study_rt
+
+        return study_rt.run(args)
     return run_fork(args)
 
 

@@ -50,13 +50,14 @@ class NamedFigure:
 FigureFn = Callable[[RunData], "list[NamedFigure]"]
 
 # family -> figure function. Explicit and ordered: families register here.
-from . import file, mem, net, task  # noqa: E402 - after RunData and NamedFigure, which family modules import
+from . import file, mem, net, rt, task  # noqa: E402 - after RunData and NamedFigure, which family modules import
 
 FIGURES: dict[str, FigureFn] = {
     "task": task.figures,
     "mem": mem.figures,
     "file": file.figures,
     "net": net.figures,
+    "rt": rt.figures,
 }
 
 

@@ -1,0 +1,495 @@
+"""osmeter study rt: the RT study's matrix, tables and figures, one stored run.
+
+The matrix (docs/methods/rt.md, "Study"): `rt.workload` for every workload
+kernel under each stress configuration, {no stress} and {k stressors of
+read, of write, for k = 1 .. CPUs - 1} (CPUs = the CPUs this process may
+run on; on a 1-CPU machine stress=1 is still asked for, so the probe's skip
+says why there is no stressed column), N jobs per point (`--min-samples N
+--max-samples N`: 1000 as the study, fewer with --quick); and `rt.cyclic`
+idle and under each stressed configuration for a fixed number of cycles
+(`loops`, --cyclic-s seconds at 1 ms). Each configuration is two parts,
+the workload and the cyclic one, each one osmeter-probe invocation
+(study_parts.py), recorded as one run.
+
+Then, in DIR, printed too: one table per configuration (kernel | jobs |
+average | median | 95 % CI of the median | variance | max | deadline
+misses | period), the study-wide summary of the finding (per kernel and
+stressed configuration, stressed / unstressed ratios of median, variance
+and max, with compare's tests of the max and the variance), and
+rt.cyclic's latency table; as CSV (one file per table) and text
+(rt-study.txt); and the figures of osmeter.report.figures.rt as SVG and
+PNG. A point the probe skipped or that failed is a row with its reason,
+never a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import compare as cmp
+from .. import outfile, textsafe
+from ..catalog import probe_catalog
+from ..errors import UsageError
+from ..probe import locate_probe
+from ..report.figures.rt import CYCLIC, WORKLOAD, Config, config_of, find, hist_us, miss_share
+from ..report.table import MISSING, fmt_num, render_table
+from ..store import open_store, resolve_location
+from ..sysinfo import rt_facts
+from .options import add_store_option, non_negative_int, positive_float, positive_int
+from .run import RunOptions
+from .study import _check_figures_possible
+from .study import render_csv as table_csv
+from .study_parts import Part, conclude, record_parts, write_files
+
+NAME = "rt"
+OPS = ("read", "write")  # the study's memory stressors
+FULL_JOBS = 1000  # jobs per point, as the study
+QUICK_JOBS = 300
+FULL_CYCLIC_S = 60.0  # seconds of rt.cyclic per configuration
+QUICK_CYCLIC_S = 10.0
+CYCLIC_INTERVAL_US = 1000  # rt.cyclic's default period
+PRIORITY = 80  # SCHED_FIFO priority of the measuring thread (the probe's default)
+# The budget. A job of the study's kernels lasts 10-500 us and its period is
+# twice its unstressed median, so a point of N jobs takes at most about
+# N x 1 ms (JOB_SLOT_S). Each workload instance may run for twice that plus
+# a second (set-up: the kernel's unstressed median from 31 jobs, the
+# stressors' start, warm-up) but never less than MIN_POINT_S: a cap that
+# ends a point whose kernel is slower than the study's (a slow board) with
+# fewer jobs, shown in its row, rather than letting it run on.
+JOB_SLOT_S = 1e-3
+MIN_POINT_S = 3.0
+FULL_MIN_POINT_S = 60.0  # the full study waits for its 1000 jobs even on a slow board
+PART_OVERHEAD_S = 1.0  # one probe invocation: start, clock calibration, meta
+QUICK_LIMIT_S = 300.0  # --quick's promise on a 2-CPU machine
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    quick_worst = worst_case_s(19, 3, QUICK_JOBS, QUICK_CYCLIC_S, True)
+    p.add_argument(
+        "--quick", action="store_true",
+        help=f"{QUICK_JOBS} jobs per point instead of {FULL_JOBS}, and {QUICK_CYCLIC_S:g} s of rt.cyclic per "
+        f"configuration instead of {FULL_CYCLIC_S:g}: on a 2-CPU machine (19 kernels x 3 configurations) "
+        f"{QUICK_JOBS} jobs of at most 1 ms a point take under 20 s, the cyclic parts {3 * QUICK_CYCLIC_S:g} s, "
+        f"and no point may take more than {MIN_POINT_S:g} s: at most {quick_worst / 60:.1f} minutes")
+    p.add_argument("-o", "--output", metavar="DIR", default="osmeter-rt-study",
+                   help="directory for the tables and figures")
+    p.add_argument("--jobs", type=positive_int, metavar="N",
+                   help=f"jobs per kernel and configuration (default {FULL_JOBS}; {QUICK_JOBS} with --quick)")
+    p.add_argument("--kernels", metavar="LIST",
+                   help="comma-separated workload kernels (default: every kernel the probe has; "
+                   "`osmeter list` names them)")
+    p.add_argument("--cyclic-s", type=positive_float, metavar="S",
+                   help=f"seconds of rt.cyclic per configuration, at a {CYCLIC_INTERVAL_US} us interval "
+                   f"(default {FULL_CYCLIC_S:g}; {QUICK_CYCLIC_S:g} with --quick)")
+    p.add_argument("--priority", type=rt_priority, metavar="P",
+                   help=f"SCHED_FIFO priority 1-99 of the measured thread (default {PRIORITY}; needs root, else the "
+                   "probe runs SCHED_OTHER and the tables say so); 0 = SCHED_OTHER")
+    p.add_argument("--cpu", type=non_negative_int, metavar="N",
+                   help="the measured CPU (default: the least busy); the stressors run on the others")
+    p.add_argument("--label", help="a name for the stored run (default: 'rt study')")
+    add_store_option(p)
+
+
+def rt_priority(text: str) -> int:
+    """argparse type for --priority: 0 (SCHED_OTHER) or a SCHED_FIFO priority 1-99."""
+    value = non_negative_int(text)
+    if value > 99:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: 0 (SCHED_OTHER) or 1-99 (SCHED_FIFO)")
+    return value
+
+
+def worst_case_s(n_kernels: int, n_configs: int, jobs: int, cyclic_s: float, quick: bool) -> float:
+    """The longest the study may take: every workload point at its time cap,
+    every cyclic part its cycles plus a second, every probe invocation its
+    start-up."""
+    return (n_kernels * n_configs * point_cap_s(jobs, quick) + n_configs * (cyclic_s + 1.0)
+            + 2 * n_configs * PART_OVERHEAD_S)
+
+
+def point_cap_s(jobs: int, quick: bool) -> float:
+    """--max-time of one workload instance."""
+    return max(MIN_POINT_S if quick else FULL_MIN_POINT_S, 2 * jobs * JOB_SLOT_S + 1.0)
+
+
+# --- the plan ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernels: tuple[str, ...]
+    configs: tuple[Config, ...]
+    jobs: int
+    cyclic_s: float
+    cyclic_loops: int
+    priority: int
+    parts: tuple[Part, ...]
+    notes: tuple[str, ...] = ()
+
+
+def stress_configs(cpus: int) -> tuple[Config, ...]:
+    """{no stress} and k x read, k x write for k = 1 .. cpus - 1; k = 1 even
+    on one CPU, so the probe's skip tells why nothing was stressed."""
+    return (Config(0, ""),) + tuple(Config(k, op) for k in range(1, max(2, cpus)) for op in OPS)
+
+
+def choose_kernels(text: str | None, known: Sequence[str]) -> tuple[str, ...]:
+    """--kernels checked against the probe's kernels (all of them by default)."""
+    if text is None:
+        return tuple(known)
+    names = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in names if k not in known]
+    if bad or not names:
+        raise UsageError(f"--kernels {text}: {'unknown kernel ' + ', '.join(bad) if bad else 'no kernel named'}; "
+                         f"the probe has {', '.join(known)}")
+    return tuple(dict.fromkeys(names))
+
+
+def probe_kernels(catalog: Any) -> tuple[str, ...]:
+    """rt.workload's kernel choices from the probe's catalogue."""
+    bench = next((b for b in catalog.benchmarks if b.name == WORKLOAD), None)
+    param = next((p for p in bench.params if p.name == "kernel"), None) if bench is not None else None
+    if param is None or not param.choices:
+        raise UsageError(f"this osmeter-probe ({catalog.probe_version}) has no {WORKLOAD} with a kernel parameter: "
+                         "build a probe with the rt family")
+    return param.choices
+
+
+def _options(names: tuple[str, ...], params: Sequence[str], cpu: int | None, label: str, samples: int,
+             max_time: float) -> RunOptions:
+    return RunOptions(names=names, suite=None, params=tuple(params), cpu=cpu, label=label, min_time=None,
+                      max_time=max_time, min_samples=samples, fifo=None, mlock=False, clock=None,
+                      max_samples=samples, repeat=1)
+
+
+def _stress_params(c: Config) -> list[str]:
+    return [f"stress={c.stress}"] + ([f"stress_op={c.op}"] if c.stress else [])
+
+
+def make_plan(args: argparse.Namespace, cpus: int, known_kernels: Sequence[str]) -> Plan:
+    """Everything decided before anything runs: two parts per configuration."""
+    kernels = choose_kernels(args.kernels, known_kernels)
+    jobs = args.jobs or (QUICK_JOBS if args.quick else FULL_JOBS)
+    cyclic_s = args.cyclic_s or (QUICK_CYCLIC_S if args.quick else FULL_CYCLIC_S)
+    loops = max(1, round(cyclic_s * 1e6 / CYCLIC_INTERVAL_US))
+    priority = PRIORITY if args.priority is None else args.priority
+    label = args.label or "rt study"
+    configs = stress_configs(cpus)
+    parts: list[Part] = []
+    for c in configs:
+        where = "no stress" if c.stress == 0 else f"{c.label} stressor{'s' if c.stress > 1 else ''}"
+        common = _stress_params(c) + [f"priority={priority}"]
+        parts.append(Part(f"rt.workload, {where}: {len(kernels)} kernels x {jobs} jobs",
+                          _options((WORKLOAD,), ["kernel=" + ",".join(kernels), *common], args.cpu, label, jobs,
+                                   point_cap_s(jobs, args.quick))))
+        parts.append(Part(f"rt.cyclic, {where}: {loops} cycles of {CYCLIC_INTERVAL_US} us",
+                          _options((CYCLIC,), [f"loops={loops}", f"interval_us={CYCLIC_INTERVAL_US}", *common],
+                                   args.cpu, label, loops, cyclic_s + 1.0 + PART_OVERHEAD_S)))
+    notes = []
+    if cpus < 2:
+        notes.append("this process may run on one CPU only: no CPU is left for a stressor, so the stressed "
+                     "configurations are skipped (the probe says so in their rows)")
+    return Plan(kernels, configs, jobs, cyclic_s, loops, priority, tuple(parts), tuple(notes))
+
+
+# --- the tables ----------------------------------------------------------------
+
+WORKLOAD_HEADER = ["kernel", "jobs", "average_us", "median_us", "median_ci_low_us", "median_ci_high_us",
+                   "variance_us2", "max_us", "deadline_misses", "miss_percent", "period_us", "status"]
+WORKLOAD_TEXT = ["kernel", "jobs", "average", "median", "95% CI of median", "variance (us^2)", "max",
+                 "deadline misses", "period", "status"]
+WORKLOAD_RIGHT = [False, True, True, True, True, True, True, True, True, False]
+RATIO_HEADER = ["kernel", "configuration", "median_ratio", "variance_ratio", "max_ratio", "max_test",
+                "variance_test", "max_p", "variance_p"]
+RATIO_TEXT = ["kernel", "configuration", "median x", "variance x", "max x", "max change", "variance change"]
+RATIO_RIGHT = [False, False, True, True, True, False, False]
+CYCLIC_HEADER = ["configuration", "cycles", "min_us", "average_us", "median_us", "p99_us", "max_us",
+                 "overflows", "hist_us", "policy", "status"]
+CYCLIC_RIGHT = [False, True, True, True, True, True, True, True, True, False, False]
+
+
+def _us(ns: float) -> float:
+    return ns / 1e3
+
+
+def _extra(r: Any, key: str) -> float | None:
+    v = (r.extra or {}).get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def _info(r: Any, key: str) -> str | None:
+    info = r.record.get("info") if isinstance(r.record, dict) else None
+    v = info.get(key) if isinstance(info, dict) else None
+    return str(v) if v is not None else None
+
+
+def _status(r: Any) -> str:
+    text = "ok" if r.status == "ok" else f"{r.status}: {r.reason}"
+    return text + (f" [{', '.join(r.flags)}]" if r.status == "ok" and r.flags else "")
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    kernel: str
+    csv: list[str]
+    text: list[str]
+
+
+def workload_rows(results: Sequence[Any], config: Config, kernels: Sequence[str]) -> list[WorkloadRow]:
+    """One row per kernel of one configuration: its statistics, or the reason it has none."""
+    rows = []
+    for k in kernels:
+        r = find(results, WORKLOAD, config, kernel=k)
+        if r is None:
+            rows.append(WorkloadRow(k, [k] + [""] * 10 + ["not run"], [k] + [MISSING] * 8 + ["not run"]))
+            continue
+        if r.status != "ok" or r.summary is None:
+            status = textsafe.line(_status(r))
+            rows.append(WorkloadRow(k, [k] + [""] * 10 + [status], [k] + [MISSING] * 8 + [status]))
+            continue
+        s = r.summary
+        var = s.std**2 / 1e6 if math.isfinite(s.std) else math.nan
+        misses, share, period = _extra(r, "misses"), miss_share(r), _extra(r, "period_ns")
+        csv = [k, str(s.n), f"{_us(s.mean):.4f}", f"{_us(s.median):.4f}", f"{_us(s.ci_low):.4f}",
+               f"{_us(s.ci_high):.4f}", "" if math.isnan(var) else f"{var:.6g}", f"{_us(s.max):.4f}",
+               "" if misses is None else str(int(misses)), "" if share is None else f"{100 * share:.3f}",
+               "" if period is None else f"{_us(period):.3f}", textsafe.line(_status(r))]
+        text = [k, str(s.n), fmt_num(_us(s.mean)), fmt_num(_us(s.median)),
+                f"{fmt_num(_us(s.ci_low))}..{fmt_num(_us(s.ci_high))}", fmt_num(var), fmt_num(_us(s.max)),
+                MISSING if misses is None or share is None else f"{int(misses)} ({100 * share:.1f}%)",
+                MISSING if period is None else fmt_num(_us(period)), textsafe.line(_status(r))]
+        rows.append(WorkloadRow(k, csv, text))
+    return rows
+
+
+@dataclass(frozen=True)
+class Ratio:
+    kernel: str
+    config: Config
+    median: float
+    variance: float
+    max: float
+    max_change: cmp.StatChange | None
+    variance_change: cmp.StatChange | None
+
+
+def ratios(data: Any, configs: Sequence[Config], kernels: Sequence[str]) -> list[Ratio]:
+    """Per kernel and stressed configuration: stressed / unstressed median,
+    variance and max, with compare's tests of the max and the variance
+    (both ok only)."""
+    out = []
+    base_cfg = Config(0, "")
+    for k in kernels:
+        base = find(data.results, WORKLOAD, base_cfg, kernel=k)
+        if base is None or base.status != "ok" or base.summary is None:
+            continue
+        bx = data.samples(base)
+        for c in configs:
+            if c.stress == 0:
+                continue
+            r = find(data.results, WORKLOAD, c, kernel=k)
+            if r is None or r.status != "ok" or r.summary is None:
+                continue
+            x = data.samples(r)
+            b, s = base.summary, r.summary
+            ratio = Ratio(
+                k, c,
+                s.median / b.median if b.median > 0 else math.nan,
+                (s.std / b.std) ** 2 if b.std > 0 and math.isfinite(s.std) else math.nan,
+                s.max / b.max if b.max > 0 else math.nan,
+                cmp.max_change(bx, x, "ns") if bx is not None and x is not None else None,
+                cmp.variance_change(bx, x, "ns") if bx is not None and x is not None else None,
+            )
+            out.append(ratio)
+    return out
+
+
+def _verdict(st: cmp.StatChange | None) -> str:
+    return MISSING if st is None else st.verdict
+
+
+def ratio_rows(rs: Sequence[Ratio]) -> tuple[list[list[str]], list[list[str]]]:
+    """(csv rows, text rows) of the summary, kernel by kernel."""
+    csv, text = [], []
+    for x in rs:
+        csv.append([x.kernel, x.config.label, f"{x.median:.4f}", f"{x.variance:.4f}", f"{x.max:.4f}",
+                    _verdict(x.max_change), _verdict(x.variance_change),
+                    "" if x.max_change is None else f"{x.max_change.p_value:.3g}",
+                    "" if x.variance_change is None or math.isnan(x.variance_change.p_value)
+                    else f"{x.variance_change.p_value:.3g}"])
+        text.append([x.kernel, x.config.label, f"{x.median:.3f}", fmt_num(x.variance, 3), f"{x.max:.3f}",
+                     _verdict(x.max_change), _verdict(x.variance_change)])
+    return csv, text
+
+
+def _geomean(values: Sequence[float]) -> float:
+    v = [x for x in values if x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else math.nan
+
+
+def finding_lines(rs: Sequence[Ratio], configs: Sequence[Config]) -> list[str]:
+    """Per stressed configuration: the geometric means of the ratios over the
+    kernels, and the kernels whose max or variance rose significantly, with
+    how far their median moved meanwhile."""
+    out = []
+    for c in configs:
+        mine = [x for x in rs if x.config == c]
+        if not mine:
+            continue
+        line = (f"{c.label}: median x{_geomean([x.median for x in mine]):.3f}, variance "
+                f"x{_geomean([x.variance for x in mine]):.3g}, max x{_geomean([x.max for x in mine]):.3f} "
+                f"(geometric means over {len(mine)} kernels)")
+        risen = [x for x in mine if any(st is not None and st.verdict == cmp.HIGHER
+                                        for st in (x.max_change, x.variance_change))]
+        if risen:
+            line += (f"; max or variance significantly higher for {len(risen)} ({', '.join(x.kernel for x in risen)}): "
+                     f"their median x{_geomean([x.median for x in risen]):.3f}, variance "
+                     f"x{_geomean([x.variance for x in risen]):.3g}, max x{_geomean([x.max for x in risen]):.3f}")
+        else:
+            line += "; no kernel's max or variance rose significantly"
+        out.append(line)
+    return out
+
+
+def cyclic_rows(results: Sequence[Any], configs: Sequence[Config]) -> tuple[list[list[str]], list[list[str]]]:
+    csv, text = [], []
+    for c in configs:
+        r = find(results, CYCLIC, c)
+        if r is None:
+            row = [c.label] + [""] * 9 + ["not run"]
+            csv.append(row)
+            text.append([c.label] + [MISSING] * 9 + ["not run"])
+            continue
+        if r.status != "ok" or r.summary is None:
+            status = textsafe.line(_status(r))
+            csv.append([c.label] + [""] * 9 + [status])
+            text.append([c.label] + [MISSING] * 9 + [status])
+            continue
+        s = r.summary
+        over = _extra(r, "overflows")
+        policy = textsafe.line(_info(r, "policy") or "")
+        cells = [s.n, _us(s.min), _us(s.mean), _us(s.median), _us(s.p99), _us(s.max)]
+        csv.append([c.label, str(s.n)] + [f"{v:.3f}" for v in cells[1:]]
+                   + ["" if over is None else str(int(over)), str(hist_us(r)), policy, textsafe.line(_status(r))])
+        text.append([c.label, str(s.n)] + [fmt_num(v) for v in cells[1:]]
+                    + [MISSING if over is None else str(int(over)), str(hist_us(r)), policy or MISSING,
+                       textsafe.line(_status(r))])
+    return csv, text
+
+
+def setting_notes(results: Sequence[Any]) -> list[str]:
+    """What the measured thread ran as, where it was not what the study asks
+    (SCHED_FIFO, memory locked), and each configuration's stressors, once."""
+    out: list[str] = []
+    policies = {p for r in results if r.bench.startswith("rt.") and r.status == "ok"
+                and (p := _info(r, "policy")) is not None}
+    for p in sorted(policies):
+        if not p.startswith("SCHED_FIFO"):
+            out.append(f"policy: {p}: these latencies are not a real-time thread's")
+    locks = {m for r in results if r.bench.startswith("rt.") and r.status == "ok"
+             and (m := _info(r, "mlock")) is not None and not m.startswith("locked")}
+    out += [f"memory: {m}" for m in sorted(locks)]
+    seen: dict[Config, str] = {}
+    for r in results:
+        if r.bench.startswith("rt.") and r.status == "ok" and config_of(r).stress and config_of(r) not in seen:
+            st = _info(r, "stress")
+            if st:
+                seen[config_of(r)] = st
+    out += [f"stressors {c.label}: {st}" for c, st in seen.items()]
+    return [textsafe.line(x) for x in out]
+
+
+# --- output ------------------------------------------------------------------
+
+TEXT = "rt-study.txt"
+RATIOS = "rt-study-ratios.csv"
+CYCLIC_CSV = "rt-cyclic.csv"
+GLOBS = ("rt-workload-*.csv", "rt-*.svg", "rt-*.png")  # the tables per configuration, report/figures/rt.py's names
+
+
+def workload_csv_name(c: Config) -> str:
+    return f"rt-workload-{c.slug}.csv"
+
+
+def render(data: Any, plan: Plan) -> tuple[list[tuple[str, str]], str]:
+    """The study's CSV tables (name, content) and its text."""
+    results = data.results
+    tables: list[tuple[str, str]] = []
+    parts = [
+        f"rt study: {len(plan.kernels)} kernels x {len(plan.configs)} configurations "
+        f"({', '.join(c.label for c in plan.configs)}), {plan.jobs} jobs per point; rt.cyclic "
+        f"{plan.cyclic_loops} cycles ({plan.cyclic_s:g} s) per configuration; priority {plan.priority}"
+        + (" (SCHED_OTHER)" if plan.priority == 0 else " (SCHED_FIFO)"),
+        "machine: " + ", ".join(f"{k} {v}" for k, v in rt_facts(data.run.machine)),
+    ]
+    for c in plan.configs:
+        rows = workload_rows(results, c, plan.kernels)
+        tables.append((workload_csv_name(c), table_csv(WORKLOAD_HEADER, [r.csv for r in rows])))
+        title = "no stress" if c.stress == 0 else f"{c.label} stressor{'s' if c.stress > 1 else ''} on other CPUs"
+        parts.append(f"rt.workload, {title}: execution time per job (us)\n"
+                     + render_table(WORKLOAD_TEXT, [r.text for r in rows], WORKLOAD_RIGHT))
+    rs = ratios(data, plan.configs, plan.kernels)
+    csv_rows, text_rows = ratio_rows(rs)
+    tables.append((RATIOS, table_csv(RATIO_HEADER, csv_rows)))
+    if text_rows:
+        parts.append("stressed / unstressed, per kernel: the ratio of the median, the variance and the max; the "
+                     "max and variance changes by compare's tests (docs/compare.md)\n"
+                     + render_table(RATIO_TEXT, text_rows, RATIO_RIGHT) + "\n"
+                     + "\n".join(finding_lines(rs, plan.configs)))
+    else:
+        parts.append("stressed / unstressed: no kernel has both an unstressed and a stressed result")
+    csv_rows, text_rows = cyclic_rows(results, plan.configs)
+    tables.append((CYCLIC_CSV, table_csv(CYCLIC_HEADER, csv_rows)))
+    parts.append(f"rt.cyclic: wake-up latency (us), interval {CYCLIC_INTERVAL_US} us\n"
+                 + render_table(CYCLIC_HEADER[:1] + ["cycles", "min", "average", "median", "p99", "max", "overflows",
+                                                      "hist_us", "policy", "status"], text_rows, CYCLIC_RIGHT))
+    notes = setting_notes(results) + list(plan.notes)
+    if notes:
+        parts.append("\n".join(f"note: {n}" for n in notes))
+    text = "\n\n".join(parts) + "\n"
+    return tables + [(TEXT, text)], text
+
+
+def write_outputs(store: Any, run_id: int, directory: Path, plan: Plan) -> tuple[list[Path], str]:
+    from ..report.content import run_data
+    from ..report.figures.rt import figures
+
+    data = run_data(store, store.run(str(run_id)))
+    tables, text = render(data, plan)
+    return write_files(directory, tables, figures(data)), text
+
+
+def allowed_cpus() -> int:
+    """The CPUs this process (and so the probe) may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_figures_possible()
+    catalog, _ = probe_catalog(locate_probe())
+    plan = make_plan(args, allowed_cpus(), probe_kernels(catalog))
+    directory = outfile.prepare_directory(Path(args.output))  # checked and made before any work
+    outfile.check_entries(directory, [TEXT, RATIOS, CYCLIC_CSV, *(workload_csv_name(c) for c in plan.configs)],
+                          GLOBS)
+    for note in plan.notes:
+        textsafe.say("note", note)
+    store = open_store(resolve_location(args.store), create=True)
+    try:
+        params: dict[str, Any] = {"study": "rt", "quick": bool(args.quick), "jobs": plan.jobs,
+                                  "kernels": list(plan.kernels), "configs": [c.label for c in plan.configs],
+                                  "cyclic_s": plan.cyclic_s, "cyclic_loops": plan.cyclic_loops,
+                                  "priority": plan.priority, "parts": [asdict(p.opts) for p in plan.parts]}
+        rec = record_parts(store, plan.parts, params)
+        assert rec.recorder.run_id is not None  # record_parts raises otherwise
+        written, text = write_outputs(store, rec.recorder.run_id, directory, plan)
+        return conclude(rec, len(plan.parts), text, written)
+    finally:
+        store.close()
+
