@@ -107,8 +107,13 @@ def worst_case_s(n_kernels: int, n_configs: int, jobs: int, cyclic_s: float, qui
     """The longest the study may take: every workload point at its time cap,
     every cyclic part its cycles plus a second, every probe invocation its
     start-up."""
-    return (n_kernels * n_configs * point_cap_s(jobs, quick) + n_configs * (cyclic_s + 1.0)
+    return (n_kernels * n_configs * point_cap_s(jobs, quick) + n_configs * cyclic_cap_s(cyclic_s)
             + 2 * n_configs * PART_OVERHEAD_S)
+
+
+def cyclic_cap_s(cyclic_s: float) -> float:
+    """--max-time of one rt.cyclic instance: its cycles, set-up and warm-up."""
+    return cyclic_s + 2.0
 
 
 def point_cap_s(jobs: int, quick: bool) -> float:
@@ -188,7 +193,7 @@ def make_plan(args: argparse.Namespace, cpus: int, known_kernels: Sequence[str])
                                    point_cap_s(jobs, args.quick))))
         parts.append(Part(f"rt.cyclic, {where}: {loops} cycles of {CYCLIC_INTERVAL_US} us",
                           _options((CYCLIC,), [f"loops={loops}", f"interval_us={CYCLIC_INTERVAL_US}", *common],
-                                   args.cpu, label, loops, cyclic_s + 1.0 + PART_OVERHEAD_S)))
+                                   args.cpu, label, loops, cyclic_cap_s(cyclic_s))))
     notes = []
     if cpus < 2:
         notes.append("this process may run on one CPU only: no CPU is left for a stressor, so the stressed "
