@@ -153,7 +153,7 @@ def workload_figure(data: RunData) -> NamedFigure | None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=colour[c], alpha=0.7, label=stress_label(c)) for c in cfgs]
+    handles: list[Any] = [Patch(color=colour[c], alpha=0.7, label=stress_label(c)) for c in cfgs]
     handles += [Line2D([], [], color="white", markeredgecolor="black", marker="_", linestyle="", markersize=10,
                        label="median (white bar)"),
                 Line2D([], [], color=plots.MEDIAN_COLOUR, marker="x", linestyle="", label="maximum")]
