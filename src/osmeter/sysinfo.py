@@ -26,8 +26,10 @@ KEY_ARCH = "arch"
 KEY_GOVERNOR = "cpufreq_governor"
 KEY_VIRTUALIZATION = "virtualization"
 # What decides real-time latency (the rt study prints them; compare shows them when they differ).
+# (Not cpus_allowed: the probe describes the machine once it has pinned itself, so in a run's
+# machine it is the measured CPU.)
 RT_KEYS = ("kernel_release", "kernel_version", "preemption", "preemption_source", "realtime", "kernel_hz",
-           "isolated_cpus", "nohz_full_cpus", "cpufreq_governor", "cpus_allowed")
+           "isolated_cpus", "nohz_full_cpus", "cpufreq_governor", "cpus_online")
 
 
 @dataclass(frozen=True)

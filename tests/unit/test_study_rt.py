@@ -127,14 +127,14 @@ def test_priority_option() -> None:
 
 
 def workload(seq: int, kernel: str, values: np.ndarray, stress: int = 0, op: str = "read", misses: int = 0,
-             policy: str = "SCHED_FIFO 80") -> BenchResult:
+             policy: str = "SCHED_FIFO 80", flags: tuple[str, ...] = ()) -> BenchResult:
     p = {"kernel": kernel, "period_us": 0, "deadline_us": 0, "priority": 80, "stress": stress, "stress_op": op,
          "stress_size": 0}
     extra = {"period_ns": 2 * float(np.median(values)), "misses": misses, "jobs": values.size,
              "unstressed_median_ns": float(np.median(values))}
     info = {"policy": policy, "mlock": "locked", "stress": "none" if not stress else f"{stress} x {op} over 64 MiB"}
     return BenchResult(seq=seq, bench="rt.workload", params=p, status="ok", unit="ns", summary=summary(values),
-                       batch=1, extra=extra, record={"info": info})
+                       batch=1, extra=extra, record={"info": info}, flags=flags)
 
 
 def skipped(seq: int, bench: str, stress: int, op: str, **p) -> BenchResult:
@@ -252,6 +252,12 @@ def test_render_has_a_table_per_configuration() -> None:
         assert title in text
     assert "machine: preemption rt, realtime yes, kernel_hz 1000, isolated_cpus none" in text
     assert "skip: stress=1 needs 1 other CPUs" in text
+    assert "[precision-unmet]" not in text
+    x = np.linspace(1e4, 2e4, 50)
+    flagged = RunData(run=data.run, results=(workload(0, "crc", x, flags=("precision-unmet",)),),
+                      samples=lambda r: x)
+    _, text = study_rt.render(flagged, study_rt.make_plan(plan_args(kernels="crc"), 2, KERNELS))
+    assert "ok [precision-unmet]" in text and "note: [precision-unmet]: the study takes a fixed number" in text
 
 
 # --- figures ------------------------------------------------------------------

@@ -78,11 +78,11 @@ def test_the_report_knows_every_key_the_probe_prints(cli, real_probe: str) -> No
 
 
 def test_rt_facts_in_order_with_unknown_and_none() -> None:
-    machine = {"kernel_hz": None, "realtime": True, "preemption": "rt", "isolated_cpus": "", "cpus_allowed": "0-1",
-               "nohz_full_cpus": "2-3", "cpufreq_governor": "performance", "hostname": "x"}
+    machine = {"kernel_hz": None, "realtime": True, "preemption": "rt", "isolated_cpus": "", "cpus_online": 4,
+               "nohz_full_cpus": "2-3", "cpufreq_governor": "performance", "hostname": "x", "cpus_allowed": "1"}
     assert rt_facts(machine) == [("preemption", "rt"), ("realtime", "yes"), ("kernel_hz", "-"),
                                  ("isolated_cpus", "none"), ("nohz_full_cpus", "2-3"),
-                                 ("cpufreq_governor", "performance"), ("cpus_allowed", "0-1")]
+                                 ("cpufreq_governor", "performance"), ("cpus_online", "4")]
     assert rt_facts({}) == []
 
 
