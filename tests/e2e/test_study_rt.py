@@ -55,6 +55,7 @@ def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Pat
     recorded = json.loads(params[0])
     assert recorded["study"] == "rt" and recorded["jobs"] == 200 and recorded["cyclic_loops"] == 2000
     assert recorded["configs"] == ["no stress", "1 x read", "1 x write"] and len(recorded["parts"]) == 6
+    assert "label" not in recorded["parts"][0] and recorded["parts"][0]["max_samples"] == 200
     for name in TABLES:
         assert (out / name).exists(), name
     for name in ("rt-workload-stress0.csv", "rt-workload-stress1-write.csv"):
@@ -160,6 +161,7 @@ def test_compare_two_studies_shows_max_and_variance(cli, fake_probe: FakeProbe, 
         assert r.code == 0, r.err
     r = cli("compare", "1", "2", "--json")
     doc = json.loads(r.out)
+    assert [d["key"] for d in doc["differences"]] == []  # two labels, the same study: nothing to explain
     rt = [c for c in doc["comparisons"] if c["bench"].startswith("rt.")]
     assert len(rt) == 3 * 2 + 3 and all([s["stat"] for s in c["stats"]] == ["max", "variance"] for c in rt)
 

@@ -493,7 +493,10 @@ def run(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"study": "rt", "quick": bool(args.quick), "jobs": plan.jobs,
                                   "kernels": list(plan.kernels), "configs": [c.label for c in plan.configs],
                                   "cyclic_s": plan.cyclic_s, "cyclic_loops": plan.cyclic_loops,
-                                  "priority": plan.priority, "parts": [asdict(p.opts) for p in plan.parts]}
+                                  "priority": plan.priority,
+                                  # without the label: it is the run's, and compare would list it as a difference
+                                  "parts": [{k: v for k, v in asdict(p.opts).items() if k != "label"}
+                                            for p in plan.parts]}
         rec = record_parts(store, plan.parts, params)
         assert rec.recorder.run_id is not None  # record_parts raises otherwise
         written, text = write_outputs(store, rec.recorder.run_id, directory, plan)
