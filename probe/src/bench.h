@@ -53,7 +53,7 @@ struct osm_param {
 #define OSM_SUITE_LEBENCH  (1u << 3)
 #define OSM_SUITES_ALL     (OSM_SUITE_QUICK | OSM_SUITE_STANDARD | OSM_SUITE_FULL)
 
-#define OSM_MAX_PARAMS 8
+#define OSM_MAX_PARAMS 12
 /* A skip reason or error message: two whole paths (PATH_MAX bytes each)
  * and their words fit; a longer one is cut in its middle and the cut
  * marked (osm_fail), never at its end, where the cause is. */
@@ -126,6 +126,14 @@ struct osm_ctx {
 	 * many ns per operation added inside the timed region; harness-timed
 	 * benchmarks only. */
 	double inject_ns;
+	/* OSM_PERIODIC benchmarks (rt): set in setup(). stop_after > 0: sampling
+	 * stops after exactly this many samples (cyclictest -l), whatever the
+	 * time budget (stop_reason "loops"). run() sets stop_now to end the
+	 * sampling after the sample it just took (stop_reason stop_why, e.g.
+	 * "break": cyclictest -b). */
+	uint64_t stop_after;
+	int stop_now;
+	const char *stop_why;
 };
 
 #define OSM_SELF_TIMED     (1u << 16) /* run() fills ctx->self_ns */
@@ -135,6 +143,12 @@ struct osm_ctx {
  * (for self-timed benchmarks whose run() also does untimed preparation,
  * such as a CPU move or a start barrier before each fork). */
 #define OSM_SELF_COUNTED   (1u << 18)
+/* The samples are periodic events (a cycle, a window, a job: rt): the
+ * harness never stops them by the median's RSE, whose checks would delay the
+ * next period; it samples for min_time (stop_reason "duration", at least
+ * min_samples), or up to max_samples, max_time or ctx->stop_after, and
+ * computes the RSE once at the end (precision-unmet when above target). */
+#define OSM_PERIODIC       (1u << 19)
 
 struct osm_bench {
 	const char *name;        /* operation; full name is family.name */

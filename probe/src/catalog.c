@@ -20,6 +20,7 @@ extern const struct osm_family osm_family_file;
 extern const struct osm_family osm_family_ipc;
 extern const struct osm_family osm_family_net;
 extern const struct osm_family osm_family_poll;
+extern const struct osm_family osm_family_rt;
 extern const struct osm_family osm_family_test;
 
 const struct osm_family *const osm_families[] = {
@@ -30,6 +31,7 @@ const struct osm_family *const osm_families[] = {
 	&osm_family_ipc,
 	&osm_family_net,
 	&osm_family_poll,
+	&osm_family_rt,
 	&osm_family_test,
 };
 const size_t osm_n_families = ARRAY_SIZE(osm_families);

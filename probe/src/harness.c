@@ -324,6 +324,22 @@ static double counted_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
 	return t;
 }
 
+const char *osm_periodic_stop_rule(const struct osm_budget *b, int64_t n, double sampling_s, double total_s,
+				   uint64_t stop_after, int stop_now, const char *stop_why)
+{
+	if (stop_now)
+		return stop_why ? stop_why : "break";
+	if (stop_after)
+		return (uint64_t)n >= stop_after ? "loops" : NULL;
+	if (n >= b->max_samples)
+		return "max_samples";
+	if (total_s >= b->max_time_s && n >= 1)
+		return "max_time";
+	if (n >= b->min_samples && sampling_s >= b->min_time_s)
+		return "duration";
+	return NULL;
+}
+
 /* The sampling phase: batches of m->batch operations until the stopping
  * rule says stop (m->stop_reason) or something fails (the status). *rse
  * is the rule's last RSE; *scratch is the caller's to free. */
@@ -335,6 +351,7 @@ static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_me
 	size_t next_check = 2;
 	double t_sampling = now_s();
 	int st = OSM_OK;
+	int periodic = (ctx->bench->flags & OSM_PERIODIC) != 0;
 	for (;;) {
 		double t = counted_batch(ctx, batch, &st);
 		if (t < 0)
@@ -344,6 +361,14 @@ static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_me
 			return osm_fail(ctx, OSM_ERROR, "measured a zero duration: the clock is too coarse for this benchmark");
 		if (push_value(m, &cap, v))
 			return osm_fail(ctx, OSM_ERROR, "out of memory for samples");
+		if (periodic) {
+			double tn = now_s();
+			m->stop_reason = osm_periodic_stop_rule(b, (int64_t)m->n, tn - t_sampling, tn - t_start,
+								ctx->stop_after, ctx->stop_now, ctx->stop_why);
+			if (m->stop_reason)
+				return OSM_OK;
+			continue;
+		}
 		/* The robust RSE sorts, and its tau costs up to 259 n (see
 		 * osm_median_tau), so it is recomputed only when the sample count
 		 * has grown by 5 % (and at min_samples): the checks of a whole

@@ -65,6 +65,14 @@ double osm_dependent_rse(const double *v, size_t n, double *scratch, double mad_
 const char *osm_stop_rule(const struct osm_budget *b, int64_t n, double rse,
 			  double sampling_s, double total_s);
 
+/* The same for OSM_PERIODIC benchmarks (bench.h), after each sample: the
+ * benchmark's own stop (stop_now: stop_why, default "break"), then exactly
+ * stop_after samples when it is set ("loops", nothing else stops it), then
+ * max_samples, max_time, and min_time with min_samples ("duration"); never
+ * the RSE. */
+const char *osm_periodic_stop_rule(const struct osm_budget *b, int64_t n, double sampling_s, double total_s,
+				   uint64_t stop_after, int stop_now, const char *stop_why);
+
 /* Runs setup, calibration/warm-up, sampling and teardown for ctx->bench.
  * On OSM_SKIP or OSM_ERROR, ctx->msg says why and m holds no values. */
 enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,

@@ -343,6 +343,39 @@ static void test_stop_rule(void)
 		       cases[i].want, "stop_rule: %s", cases[i].why);
 }
 
+/* OSM_PERIODIC (rt): the benchmark's own stop, then a fixed count, then the
+ * budget; the RSE never stops it. */
+static void test_periodic_stop_rule(void)
+{
+	const struct osm_budget b = {
+		.min_time_s = 0.1, .max_time_s = 1.0, .warmup_s = 0.01, .target_rse = 0.01,
+		.min_samples = 10, .max_samples = 1000,
+	};
+	static const struct {
+		int64_t n;
+		double sampling, total;
+		uint64_t stop_after;
+		int stop_now;
+		const char *why_in, *want, *why;
+	} cases[] = {
+		{5, 0.0, 0.0, 0, 1, NULL, "break", "stop_now without a reason is a break"},
+		{5, 0.0, 0.0, 100, 1, "threshold", "threshold", "stop_now first, with its reason"},
+		{99, 5.0, 5.0, 100, 0, NULL, NULL, "loops: neither max_time nor max_samples stop it"},
+		{100, 0.0, 0.0, 100, 0, NULL, "loops", "loops reached"},
+		{5000, 0.0, 0.0, 100000, 0, NULL, NULL, "loops above max_samples"},
+		{1000, 0.0, 0.0, 0, 0, NULL, "max_samples", "max_samples without loops"},
+		{5, 0.5, 1.0, 0, 0, NULL, "max_time", "max_time counts the whole instance"},
+		{0, 2.0, 2.0, 0, 0, NULL, NULL, "max_time never stops with 0 samples"},
+		{10, 0.1, 0.2, 0, 0, NULL, "duration", "min_time and min_samples: duration"},
+		{9, 0.5, 0.6, 0, 0, NULL, NULL, "duration waits for min_samples"},
+		{500, 0.099, 0.5, 0, 0, NULL, NULL, "duration counts sampling time only"},
+	};
+	for (size_t i = 0; i < N(cases); i++)
+		is_str(osm_periodic_stop_rule(&b, cases[i].n, cases[i].sampling, cases[i].total, cases[i].stop_after,
+					      cases[i].stop_now, cases[i].why_in),
+		       cases[i].want, "periodic_stop_rule: %s", cases[i].why);
+}
+
 static void test_median(void)
 {
 	static const struct {
@@ -619,6 +652,7 @@ int main(void)
 	test_rse();
 	test_tau();
 	test_stop_rule();
+	test_periodic_stop_rule();
 	test_median();
 	test_measure();
 	return done_testing();

@@ -123,7 +123,7 @@ FIELDS: tuple[Field, ...] = (
     Field("batch", "operations each sample averages over", lambda run, r: r.batch),
     Field("cpu", "CPU the timed code ran on", lambda run, r: r.cpu),
     Field("placement", "same_cpu / cross_cpu for two-party benchmarks", lambda run, r: r.placement),
-    Field("stop_reason", "why sampling stopped: rse, max_time, max_samples (each repetition's, once, comma-joined)",
+    Field("stop_reason", "why sampling stopped: rse, max_time, max_samples (rt: duration, loops, break) (each repetition's, once, comma-joined)",
           stop_reason),
     Field("elapsed_s", "wall time spent on the instance, every repetition's together", elapsed_s),
     Field("extra", "benchmark-specific figures", lambda run, r: r.extra),
