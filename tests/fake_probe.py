@@ -218,15 +218,15 @@ RT_KERNELS = ("bsort", "binarysearch", "bitonic", "complex_updates", "countnegat
 RT_MEMORY_BOUND = ("filterbank", "fir2dim", "ludcmp", "matrix1", "minver", "st")
 RT = {
     "rt.cyclic": {"interval_us": "1000", "priority": "80", "loops": "0", "cpus": "", "breaktrace_us": "0",
-                  "hist_us": "1000"},
-    "rt.osnoise": {"window_ms": "100", "threshold_ns": "5000", "priority": "0"},
+                  "pm_qos_us": "0", "hist_us": "1000"},
+    "rt.osnoise": {"window_ms": "10", "threshold_ns": "5000", "priority": "0"},
     "rt.workload": {"kernel": "bsort", "period_us": "0", "deadline_us": "0", "priority": "80"},
 }
 RT_COMMON = {"stress": "0", "stress_op": "read", "stress_size": "0"}
 RT_CHOICES = {"kernel": RT_KERNELS, "stress_op": ("read", "write", "cpu", "syscall")}
 RT_STRINGS = ("cpus",)
 RT_RANGES = {"interval_us": (50, 1000000), "priority": (0, 99), "loops": (0, 1000000000),
-             "breaktrace_us": (0, 10000000), "hist_us": (1, 1000000), "window_ms": (1, 10000),
+             "breaktrace_us": (0, 10000000), "pm_qos_us": (-1, 100000000), "hist_us": (1, 1000000), "window_ms": (1, 10000),
              "threshold_ns": (100, 1000000000), "period_us": (0, 10000000), "deadline_us": (0, 10000000),
              "stress": (0, 256), "stress_size": (0, 16 << 30)}
 RT_DESCRIPTION = {"rt.cyclic": "wake-up latency of a periodic thread (cyclictest)",
@@ -348,6 +348,8 @@ def rt_records(name, params, samples_wanted):
         hist = params["hist_us"] * 1000
         extra = {"avg_ns": sum(values) / n, "max_ns": max(values), "overflows": sum(v > hist for v in values),
                  "cycles": n, "skipped": 0, "interval_ns": params["interval_us"] * 1000}
+        qos = params["pm_qos_us"]
+        info["pm_qos"] = "not set (pm_qos_us=-1)" if qos < 0 else f"/dev/cpu_dma_latency held at {qos} us"
         stop = "loops" if params["loops"] else stop
     else:
         n = samples_wanted or 20

@@ -237,6 +237,13 @@ def test_cyclic_rows_and_notes() -> None:
     other = [workload(0, "crc", np.full(5, 1.0), policy="SCHED_OTHER: SCHED_FIFO 80 refused: needs root")]
     assert study_rt.setting_notes(other) == [
         "policy: SCHED_OTHER: SCHED_FIFO 80 refused: needs root: these latencies are not a real-time thread's"]
+    x = np.linspace(1e4, 2e4, 50)
+    held, unset = cyclic(0, x), cyclic(1, x, 1, "write")
+    held.record["info"]["pm_qos"] = "/dev/cpu_dma_latency held at 0 us"
+    unset.record["info"]["pm_qos"] = "not set: /dev/cpu_dma_latency: Permission denied (needs root)"
+    assert study_rt.setting_notes([held, unset])[0] == (
+        "rt.cyclic pm_qos: not set: /dev/cpu_dma_latency: Permission denied (needs root): deep CPU idle states may "
+        "add to the wake-up latency")
 
 
 def test_render_has_a_table_per_configuration() -> None:

@@ -398,6 +398,9 @@ def setting_notes(results: Sequence[Any]) -> list[str]:
     locks = {m for r in results if r.bench.startswith("rt.") and r.status == "ok"
              and (m := _info(r, "mlock")) is not None and not m.startswith("locked")}
     out += [f"memory: {m}" for m in sorted(locks)]
+    qos = {q for r in results if r.bench == CYCLIC and r.status == "ok"
+           and (q := _info(r, "pm_qos")) is not None and not q.startswith("/dev/cpu_dma_latency held")}
+    out += [f"rt.cyclic pm_qos: {q}: deep CPU idle states may add to the wake-up latency" for q in sorted(qos)]
     seen: dict[Config, str] = {}
     for r in results:
         if r.bench.startswith("rt.") and r.status == "ok" and config_of(r).stress and config_of(r) not in seen:
