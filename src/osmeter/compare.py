@@ -34,10 +34,10 @@ rt family, whose question is the worst case and the jitter): each with the
 ratio run / baseline and a two-sample test on the raw samples,
 
 * variance: the Brown-Forsythe test (Levene's test about the medians) at
-  each run's effective sample size (stats.dependent_brown_forsythe);
+  each run's effective sample size (twosample.dependent_brown_forsythe);
 * max: Rosenbaum's exceedance test, the number of the run's samples above
   the baseline's maximum (or the reverse), declustered, against its exact
-  null distribution (stats.exceedance_test);
+  null distribution (twosample.exceedance_test);
 
 significant when p < 1 - CI_LEVEL and |ratio - 1| exceeds the same noise
 threshold as the median. A larger variance is worse for every unit, a
@@ -59,13 +59,12 @@ from .stats import (
     CI_LEVEL,
     FloatArray,
     as_samples,
-    dependent_brown_forsythe,
     dependent_resampled_medians,
-    exceedance_test,
     higher_is_better,  # lives in stats (lebench_kbest needs the direction too); compare.higher_is_better still works
     resampled_medians,
     t_quantile,
 )
+from .twosample import dependent_brown_forsythe, exceedance_test
 
 DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
 # Flags of either side that a verdict shows next to it (docs/compare.md).
@@ -272,7 +271,7 @@ def _ratio(value: float, baseline: float) -> float:
 
 def max_change(baseline: FloatArray, other: FloatArray, unit: str | None, threshold: float = DEFAULT_THRESHOLD,
                level: float = CI_LEVEL) -> StatChange:
-    """The maximum, run against baseline, by stats.exceedance_test."""
+    """The maximum, run against baseline, by twosample.exceedance_test."""
     a, b = as_samples(baseline), as_samples(other)
     ex = exceedance_test(a, b)
     base_max, run_max = float(a.max()), float(b.max())
@@ -291,7 +290,7 @@ def max_change(baseline: FloatArray, other: FloatArray, unit: str | None, thresh
 
 def variance_change(baseline: FloatArray, other: FloatArray, unit: str | None,
                     threshold: float = DEFAULT_THRESHOLD, level: float = CI_LEVEL) -> StatChange:
-    """The variance (ddof=1), run against baseline, by stats.dependent_brown_forsythe."""
+    """The variance (ddof=1), run against baseline, by twosample.dependent_brown_forsythe."""
     a, b = as_samples(baseline), as_samples(other)
     base_var = float(np.var(a, ddof=1)) if a.size > 1 else math.nan
     run_var = float(np.var(b, ddof=1)) if b.size > 1 else math.nan

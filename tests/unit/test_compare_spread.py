@@ -15,7 +15,7 @@ import scipy.stats as ss
 from scipy.signal import lfilter
 
 from osmeter import compare as cmp
-from osmeter import stats
+from osmeter import twosample
 
 from ..synthetic import add_run, noisy
 
@@ -38,7 +38,7 @@ def test_brown_forsythe_is_scipys_levene_about_the_median(seed, sizes, scales) -
     rng = np.random.default_rng(seed)
     a = 100 + scales[0] * rng.standard_t(3, sizes[0])  # heavy tails, as latencies have
     b = 100 + scales[1] * rng.standard_t(3, sizes[1])
-    ours = stats.brown_forsythe(a, b)
+    ours = twosample.brown_forsythe(a, b)
     ref = ss.levene(a, b, center="median")
     assert ours.statistic == pytest.approx(ref.statistic, rel=1e-10)
     assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-8, abs=1e-14)
@@ -49,28 +49,28 @@ def test_brown_forsythe_at_effective_sizes() -> None:
     """W with n replaced by n / tau in the standard error, p from F(1, m_a + m_b - 2)."""
     rng = np.random.default_rng(8)
     a, b = rng.normal(0, 1, 400), rng.normal(0, 1.2, 300)
-    bf = stats.brown_forsythe(a, b, (2.0, 4.0))
+    bf = twosample.brown_forsythe(a, b, (2.0, 4.0))
     za, zb = np.abs(a - np.median(a)), np.abs(b - np.median(b))
     pooled = (np.sum((za - za.mean()) ** 2) + np.sum((zb - zb.mean()) ** 2)) / (400 + 300 - 2)
     w = (za.mean() - zb.mean()) ** 2 / (pooled * (2.0 / 400 + 4.0 / 300))
     assert bf.statistic == pytest.approx(w, rel=1e-12)
     assert bf.df == pytest.approx(200 + 75 - 2)
     assert bf.p_value == pytest.approx(ss.f.sf(w, 1, 273), rel=1e-8)
-    assert bf.p_value > stats.brown_forsythe(a, b).p_value  # fewer effective samples: less certain
+    assert bf.p_value > twosample.brown_forsythe(a, b).p_value  # fewer effective samples: less certain
 
 
 def test_brown_forsythe_undefined_cases() -> None:
-    assert math.isnan(stats.brown_forsythe([1.0], [1.0, 2.0]).p_value)
-    assert math.isnan(stats.brown_forsythe([5.0, 5.0, 5.0], [7.0, 7.0]).p_value)  # no spread at all
+    assert math.isnan(twosample.brown_forsythe([1.0], [1.0, 2.0]).p_value)
+    assert math.isnan(twosample.brown_forsythe([5.0, 5.0, 5.0], [7.0, 7.0]).p_value)  # no spread at all
 
 
 @pytest.mark.parametrize("phi", [0.0, 0.5, 0.9])
 def test_integrated_tau_of_ar1(phi: float) -> None:
     """tau of an AR(1) mean is (1 + phi) / (1 - phi)."""
     rng = np.random.default_rng(int(phi * 10))
-    taus = [stats.integrated_tau(ar1(rng, 5000, phi)) for _ in range(20)]
+    taus = [twosample.integrated_tau(ar1(rng, 5000, phi)) for _ in range(20)]
     assert np.mean(taus) == pytest.approx((1 + phi) / (1 - phi), rel=0.15)
-    assert stats.integrated_tau([3.0] * 10) == 1.0 and stats.integrated_tau([1.0]) == 1.0
+    assert twosample.integrated_tau([3.0] * 10) == 1.0 and twosample.integrated_tau([1.0]) == 1.0
 
 
 # --- Rosenbaum's exceedance test ------------------------------------------------
@@ -80,8 +80,8 @@ def test_integrated_tau_of_ar1(phi: float) -> None:
 def test_exceedance_p_is_the_hypergeometric_tail(k, n_over, n_ref) -> None:
     """P(the k largest of all are all from the n_over) = hypergeom(N, n_over, k).pmf(k)."""
     expected = ss.hypergeom(n_over + n_ref, n_over, k).pmf(k) if k else 1.0
-    assert stats.exceedance_p(k, n_over, n_ref) == pytest.approx(expected, rel=1e-10)
-    assert stats.exceedance_p(n_over + 1, n_over, n_ref) == 0.0
+    assert twosample.exceedance_p(k, n_over, n_ref) == pytest.approx(expected, rel=1e-10)
+    assert twosample.exceedance_p(n_over + 1, n_over, n_ref) == 0.0
 
 
 def test_exceedance_p_against_permutations() -> None:
@@ -92,33 +92,33 @@ def test_exceedance_p_against_permutations() -> None:
     ref_max = ranks[:, n_over:].max(axis=1)
     counts = (ranks[:, :n_over] > ref_max[:, None]).sum(axis=1)
     for k in (1, 2, 3, 5):
-        assert np.mean(counts >= k) == pytest.approx(stats.exceedance_p(k, n_over, n_ref), abs=0.006)
+        assert np.mean(counts >= k) == pytest.approx(twosample.exceedance_p(k, n_over, n_ref), abs=0.006)
 
 
 def test_exceedance_counts_and_clusters() -> None:
     base = np.random.default_rng(1).permutation(np.arange(1.0, 1001.0))  # max 1000, no trend (tau 1)
     spread = base.copy()
     spread[::100] = 2000.0  # 10 samples above, far apart
-    ex = stats.exceedance_test(base, spread)
+    ex = twosample.exceedance_test(base, spread)
     assert (ex.above, ex.below, ex.counted, ex.gap) == (10, 0, 10, 1)
     assert ex.p_value == pytest.approx(2 * ss.hypergeom(2000, 1000, 10).pmf(10))
     burst = base.copy()
     burst[500:510] = 2000.0  # the same 10, in one burst: one cluster, not significant
-    ex = stats.exceedance_test(base, burst)
+    ex = twosample.exceedance_test(base, burst)
     assert (ex.above, ex.counted) == (10, 1) and ex.p_value == pytest.approx(1.0)
-    assert stats.exceedance_test(base, burst, decluster=False).counted == 10
-    down = stats.exceedance_test(spread, base)  # the other way round: the run's maximum fell
+    assert twosample.exceedance_test(base, burst, decluster=False).counted == 10
+    down = twosample.exceedance_test(spread, base)  # the other way round: the run's maximum fell
     assert (down.above, down.below, down.counted) == (0, 10, 10) and down.p_value < 1e-2
-    same = stats.exceedance_test(base, base[::-1].copy())
+    same = twosample.exceedance_test(base, base[::-1].copy())
     assert (same.above, same.below, same.p_value) == (0, 0, 1.0)
 
 
 def test_clusters_with_a_gap() -> None:
     flags = np.array([1, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1], dtype=bool)
-    assert stats.clusters(flags, 1) == 4  # runs of consecutive
-    assert stats.clusters(flags, 2) == 3  # one False between joins
-    assert stats.clusters(flags, 4) == 2
-    assert stats.clusters(np.zeros(5, dtype=bool), 3) == 0
+    assert twosample.clusters(flags, 1) == 4  # runs of consecutive
+    assert twosample.clusters(flags, 2) == 3  # one False between joins
+    assert twosample.clusters(flags, 4) == 2
+    assert twosample.clusters(np.zeros(5, dtype=bool), 3) == 0
 
 
 # --- calibration: false alarms and power --------------------------------------------
@@ -133,9 +133,9 @@ def test_no_more_false_alarms_than_the_level_on_dependent_runs(phi: float) -> No
     trials, bf, ex, naive = 200, 0, 0, 0
     for _ in range(trials):
         a, b = np.exp(0.3 * ar1(rng, 1000, phi)), np.exp(0.3 * ar1(rng, 1000, phi))
-        bf += stats.dependent_brown_forsythe(a, b).p_value < 0.05
-        ex += stats.exceedance_test(a, b).p_value < 0.05
-        naive += stats.brown_forsythe(a, b).p_value < 0.05
+        bf += twosample.dependent_brown_forsythe(a, b).p_value < 0.05
+        ex += twosample.exceedance_test(a, b).p_value < 0.05
+        naive += twosample.brown_forsythe(a, b).p_value < 0.05
     assert bf / trials <= 0.09 and ex / trials <= 0.09, (bf, ex)
     if phi == 0.9:
         assert naive / trials > 0.3  # what the effective sizes are for
@@ -148,8 +148,8 @@ def test_a_wider_distribution_is_found() -> None:
     trials, bf, ex = 100, 0, 0
     for _ in range(trials):
         a, b = np.exp(0.3 * ar1(rng, 1000, 0.5)), np.exp(0.39 * ar1(rng, 1000, 0.5))
-        bf += stats.dependent_brown_forsythe(a, b).p_value < 0.05
-        ex += stats.exceedance_test(a, b).p_value < 0.05
+        bf += twosample.dependent_brown_forsythe(a, b).p_value < 0.05
+        ex += twosample.exceedance_test(a, b).p_value < 0.05
     assert bf >= 95 and 30 <= ex <= 80, (bf, ex)
 
 

@@ -35,6 +35,7 @@ from .. import outfile, textsafe
 from ..errors import RegressionFound, UsageError
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params, describe_instance, format_params
+from ..report import compare_stats as cs
 from ..report import counters as ctr
 from ..report import flags as fl
 from ..report import names as nm
@@ -319,15 +320,7 @@ def summary_line(outcome: Outcome, threshold: float) -> str:
         f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
         "(--threshold); for a rate (bytes_per_s) a rise is faster"
     )
-    for name in cmp.EXTRA_STATS:
-        tested = [st for c in outcome.comparisons if (st := c.stat(name)) is not None]
-        if tested:
-            up = sum(1 for st in tested if st.significant and st.change > 0)
-            down = sum(1 for st in tested if st.significant and st.change < 0)
-            line += (f"\n{name}: {len(tested)} compared, {up + down} significant ({up} higher, {down} lower); "
-                     f"{cmp.STAT_METHODS[name]}; significant = p < {1 - CI_LEVEL:.2g} and |change| > "
-                     f"{100 * threshold:g}%")
-    return line
+    return "\n".join([line, *cs.summary_lines(outcome.comparisons, threshold)])
 
 
 def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | None = None) -> str:
@@ -372,7 +365,7 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
                 verdict_text(c),
             ]
         )
-        rows.extend(([""] if lead else []) + row for row in stat_rows(c))
+        rows.extend(([""] if lead else []) + row for row in cs.stat_rows(c))
         rows.extend(([""] if lead else []) + row for row in counter_rows(outcome.deltas(c)))
     headers = (("LEBench row",) if lead else ()) + TABLE_HEADERS
     right = ((False,) if lead else ()) + _RIGHT
@@ -404,47 +397,6 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
         more = len(outcome.not_compared) - len(shown)
         parts.append("not compared:\n" + "\n".join(f"  {n}" for n in shown) + (f"\n  ... and {more} more" if more else ""))
     return "\n\n".join(parts) + "\n"
-
-
-def stat_unit(st: cmp.StatChange) -> str:
-    return f"{st.unit}^2" if st.stat == cmp.STAT_VARIANCE and st.unit else st.unit or ""
-
-
-def stat_rows(c: cmp.Comparison) -> list[list[str]]:
-    """The maximum and the variance of one comparison as indented rows under it, in the table's columns."""
-    return [
-        [
-            f"  {st.stat}",
-            "",
-            "",
-            fmt_num(st.baseline),
-            fmt_num(st.value),
-            stat_unit(st),
-            "-" if math.isnan(st.ratio) else f"{st.ratio:.3f}",
-            "-" if math.isnan(st.p_value) else f"p={st.p_value:.2g}",
-            "-" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%",
-            st.verdict,
-        ]
-        for st in c.stats
-    ]
-
-
-def stats_json(c: cmp.Comparison) -> list[dict[str, Any]]:
-    return [
-        {
-            "stat": st.stat,
-            "baseline": _num(st.baseline),
-            "value": _num(st.value),
-            "ratio": _num(st.ratio),
-            "change": _num(st.change),
-            "worse": _num(st.worse),
-            "p_value": _num(st.p_value),
-            "significant": st.significant,
-            "verdict": st.verdict,
-            "test": st.test,
-        }
-        for st in c.stats
-    ]
 
 
 def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
@@ -520,7 +472,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
                 "flags": list(c.flags),
                 "caveat": c.caveat,
                 "counters": counters_json(outcome.deltas(c)),
-                "stats": stats_json(c),
+                "stats": cs.stats_json(c),
             }
             for c in ordered_comparisons(outcome, labels)
         ],
@@ -561,50 +513,9 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
             counter_notes=outcome.counter_notes,
             labels=labels,
         )
-    from ..report import plots
-    from ..report.html_compare import run_column_label
+    from ..report.compare_figure import heatmap_bytes
 
-    keys: list[tuple[str, str]] = []
-    row_labels: list[str] = []
-    cells: dict[tuple[tuple[str, str], int], cmp.Comparison] = {}
-    for c in labels.sort(outcome.comparisons, lambda c: (c.bench, c.params)):
-        k = (c.bench, format_params(c.params))
-        if k not in keys:
-            keys.append(k)
-            row_labels.append(labels.shown(c.bench, c.params) or f"{k[0]} {k[1]}".strip())
-        cells[(k, c.run_id)] = c
-    # A column per run for the median, and per run and extra statistic (max, variance) where any was compared.
-    columns: list[tuple[RunInfo, str]] = []
-    for r in runs[1:]:
-        columns.append((r, "median"))
-        columns += [(r, name) for name in cmp.EXTRA_STATS
-                    if any(c.run_id == r.id and c.stat(name) for c in outcome.comparisons)]
-    with_stats = len(columns) > len(runs) - 1
-
-    def cell(k: tuple[str, str], r: RunInfo, name: str) -> tuple[float, float, bool] | None:
-        c = cells.get((k, r.id))
-        if c is None:
-            return None
-        if name == "median":
-            return (c.change, c.worse, c.significant)
-        st = c.stat(name)
-        return None if st is None else (st.change, st.worse, st.significant)
-
-    grid = [[cell(k, r, name) for r, name in columns] for k in keys]
-    caveats = [[name == "median" and (k, r.id) in cells and bool(cells[(k, r.id)].caveat) for r, name in columns]
-               for k in keys]
-    fig = plots.heatmap_figure(
-        row_labels,
-        [run_column_label(r) + (f": {name}" if with_stats else "") for r, name in columns],
-        grid,
-        f"change of the median{', maximum and variance' if with_stats else ''} against run {runs[0].id} (%)",
-        caveats=caveats,
-        missing_label="not in that run, or not tested" if with_stats else "not in that run",
-    )
-    try:
-        return plots.render(fig, fmt)
-    finally:
-        plots.close(fig)
+    return heatmap_bytes(runs, outcome.comparisons, fmt, labels)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence
 
-from ..compare import EXTRA_STATS, STAT_METHODS, Comparison, Difference, StatChange
+from ..compare import Comparison, Difference
 from ..compare import sort_by_change as cmp_sorted
 from ..model import RunInfo
 from ..records import describe_instance, format_params
@@ -45,8 +45,10 @@ def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
         f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
         f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
     )
-    for st in c.stats:
-        text += f"\n{stat_line(st)}"
+    if c.stats:
+        from .compare_stats import stat_line
+
+        text += "".join(f"\n{stat_line(st)}" for st in c.stats)
     if c.caveat:
         text += f"\ncaveat: {c.caveat}\n" + "\n".join(
             f"{name}: {meaning}" for name, meaning in fl.legend(c.caveat.split(", "))
@@ -54,12 +56,6 @@ def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
     if deltas:
         text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
     return text
-
-
-def stat_line(st: StatChange) -> str:
-    """`max 120.0 → 310.0 (+158.3%, higher): 7 of the run's ... ; p=0.001`."""
-    change = "n/a" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%"
-    return f"{st.stat} {fmt_num(st.baseline)} → {fmt_num(st.value)} ({change}, {st.verdict}): {st.test}"
 
 
 def change_text(c: Comparison) -> str:
@@ -184,65 +180,6 @@ def _heatmap_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], 
             f"<tbody>\n{''.join(rows)}</tbody></table></div>")
 
 
-STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
-
-
-def _stat_cell(c: Comparison | None, name: str) -> str:
-    st = c.stat(name) if c is not None else None
-    if c is None or st is None:
-        return '<td class="cell missing" title="not compared">–</td>'
-    title = esc(f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n{stat_line(st)}")
-    if math.isnan(st.ratio):
-        return f'<td class="cell missing" title="{title}">n/a</td>'
-    colour = plots.heat_colour(st.worse) if st.significant else plots.GREY
-    cls = "cell" if st.significant else "cell ns"
-    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(st.change)}</td>'
-
-
-def stat_sections_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], labels: nm.InstanceLabels,
-                       threshold: float) -> str:
-    """A heatmap per extra statistic (max, variance) over the instances that
-    compared it, and the table of their significant changes."""
-    parts = []
-    significant: list[tuple[Comparison, StatChange]] = []
-    for name in EXTRA_STATS:
-        with_stat = [c for c in comparisons if c.stat(name) is not None]
-        if not with_stat:
-            continue
-        order, by_key, names = _instances(with_stat, labels)
-        head = "".join(f'<th class="run" title="{esc(run_subtitle(r))}">{esc(run_column_label(r))}</th>'
-                       for r in others)
-        rows = [f'<tr><th class="bench mono">{esc(names[key])}</th>'
-                + "".join(_stat_cell(by_key[key].get(r.id), name) for r in others) + "</tr>\n" for key in order]
-        parts += [
-            f"<h2>{esc(STAT_TITLES[name])}</h2>",
-            f'<p class="muted">Each cell: the change of the {esc(name)} in %, coloured when significant: '
-            f"{esc(STAT_METHODS[name])}; significant when p &lt; 0.05 and the change exceeds the noise threshold "
-            f"({100 * threshold:g} %). Hover a cell for the values and the test.</p>",
-            f'<div class="scroll"><table class="heatmap" id="heatmap-{esc(name)}"><thead><tr><th class="corner"></th>'
-            f"{head}</tr></thead><tbody>\n{''.join(rows)}</tbody></table></div>",
-        ]
-        significant += [(c, st) for c in with_stat if (st := c.stat(name)) is not None and st.significant]
-    if not parts:
-        return ""
-    parts.append("<h2>Significant changes of the maximum and the variance</h2>")
-    if not significant:
-        parts.append('<p class="muted">None.</p>')
-        return "\n".join(parts)
-    rows = [
-        f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
-        f'<td class="num">{c.run_id}</td><td>{esc(st.stat)}</td><td class="num">{fmt_num(st.baseline)}</td>'
-        f'<td class="num">{fmt_num(st.value)}</td><td class="num">{100 * st.change:+.1f}%</td>'
-        f'<td class="num">{st.p_value:.2g}</td><td><span class="badge">{esc(st.verdict)}</span></td>'
-        f"<td>{esc(st.test)}</td></tr>\n"
-        for c, st in sorted(significant, key=lambda x: -x[1].worse)
-    ]
-    parts.append(_table((("benchmark", False), ("params", False), ("run", True), ("statistic", False),
-                         ("baseline", True), ("run value", True), ("change", True), ("p", True),
-                         ("verdict", False), ("test", False)), rows, 'class="stat-changes"'))
-    return "\n".join(parts)
-
-
 def _legend_html(caveat_names: Sequence[str]) -> str:
     return (
         '<div class="legend"><span>faster / better</span><span class="bar"></span><span>slower / worse</span>'
@@ -348,7 +285,9 @@ def render_comparison(
         "<h2>Significant changes</h2>",
         _changes_html([c for c in comparisons if c.significant], counters, labels),
     ]
-    extra = stat_sections_html(comparisons, others, labels, threshold)
+    from .compare_stats import stat_sections_html
+
+    extra = stat_sections_html(comparisons, others, labels, threshold, _instances, run_column_label)
     if extra:
         parts.append(extra)
     deltas = counter_deltas_html(cmp_sorted(comparisons), counters, counter_notes)

@@ -1,0 +1,142 @@
+"""How `osmeter compare` shows the maximum and the variance (osmeter.compare's
+StatChange): the indented rows of the terminal table, the JSON, the count
+lines under the table, and the HTML page's heatmaps and table of them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from ..compare import EXTRA_STATS, STAT_METHODS, STAT_VARIANCE, Comparison, StatChange
+from ..model import RunInfo
+from ..records import describe_instance, format_params
+from ..stats import CI_LEVEL
+from . import names as nm
+from . import plots
+from .html import _table, esc, run_subtitle
+from .table import fmt_num
+
+STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def stat_unit(st: StatChange) -> str:
+    return f"{st.unit}^2" if st.stat == STAT_VARIANCE and st.unit else st.unit or ""
+
+
+def stat_rows(c: Comparison) -> list[list[str]]:
+    """The maximum and the variance of one comparison as indented rows under it, in the table's columns."""
+    return [
+        [
+            f"  {st.stat}",
+            "",
+            "",
+            fmt_num(st.baseline),
+            fmt_num(st.value),
+            stat_unit(st),
+            "-" if math.isnan(st.ratio) else f"{st.ratio:.3f}",
+            "-" if math.isnan(st.p_value) else f"p={st.p_value:.2g}",
+            "-" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%",
+            st.verdict,
+        ]
+        for st in c.stats
+    ]
+
+
+def stats_json(c: Comparison) -> list[dict[str, Any]]:
+    return [
+        {
+            "stat": st.stat,
+            "baseline": _num(st.baseline),
+            "value": _num(st.value),
+            "ratio": _num(st.ratio),
+            "change": _num(st.change),
+            "worse": _num(st.worse),
+            "p_value": _num(st.p_value),
+            "significant": st.significant,
+            "verdict": st.verdict,
+            "test": st.test,
+        }
+        for st in c.stats
+    ]
+
+
+def summary_lines(comparisons: Sequence[Comparison], threshold: float) -> list[str]:
+    """Per statistic compared: how many, how many significant each way, the test and the rule."""
+    out = []
+    for name in EXTRA_STATS:
+        tested = [st for c in comparisons if (st := c.stat(name)) is not None]
+        if tested:
+            up = sum(1 for st in tested if st.significant and st.change > 0)
+            down = sum(1 for st in tested if st.significant and st.change < 0)
+            out.append(f"{name}: {len(tested)} compared, {up + down} significant ({up} higher, {down} lower); "
+                       f"{STAT_METHODS[name]}; significant = p < {1 - CI_LEVEL:.2g} and |change| > "
+                       f"{100 * threshold:g}%")
+    return out
+
+
+def stat_line(st: StatChange) -> str:
+    """`max 120.0 → 310.0 (+158.3%, higher): 7 of the run's ... ; p=0.001`."""
+    change = "n/a" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%"
+    return f"{st.stat} {fmt_num(st.baseline)} → {fmt_num(st.value)} ({change}, {st.verdict}): {st.test}"
+
+
+def _stat_cell(c: Comparison | None, name: str) -> str:
+    st = c.stat(name) if c is not None else None
+    if c is None or st is None:
+        return '<td class="cell missing" title="not compared">–</td>'
+    title = esc(f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n{stat_line(st)}")
+    if math.isnan(st.ratio):
+        return f'<td class="cell missing" title="{title}">n/a</td>'
+    colour = plots.heat_colour(st.worse) if st.significant else plots.GREY
+    cls = "cell" if st.significant else "cell ns"
+    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(st.change)}</td>'
+
+
+def _significant_table(significant: Sequence[tuple[Comparison, StatChange]]) -> str:
+    rows = [
+        f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
+        f'<td class="num">{c.run_id}</td><td>{esc(st.stat)}</td><td class="num">{fmt_num(st.baseline)}</td>'
+        f'<td class="num">{fmt_num(st.value)}</td><td class="num">{100 * st.change:+.1f}%</td>'
+        f'<td class="num">{st.p_value:.2g}</td><td><span class="badge">{esc(st.verdict)}</span></td>'
+        f"<td>{esc(st.test)}</td></tr>\n"
+        for c, st in sorted(significant, key=lambda x: -x[1].worse)
+    ]
+    return _table((("benchmark", False), ("params", False), ("run", True), ("statistic", False),
+                   ("baseline", True), ("run value", True), ("change", True), ("p", True),
+                   ("verdict", False), ("test", False)), rows, 'class="stat-changes"')
+
+
+def stat_sections_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], labels: nm.InstanceLabels,
+                       threshold: float, instances: Any, column_label: Any) -> str:
+    """A heatmap per extra statistic (max, variance) over the instances that
+    compared it, and the table of their significant changes. `instances`
+    orders and names the rows (html_compare._instances), `column_label`
+    names a run's column (html_compare.run_column_label)."""
+    parts = []
+    significant: list[tuple[Comparison, StatChange]] = []
+    for name in EXTRA_STATS:
+        with_stat = [c for c in comparisons if c.stat(name) is not None]
+        if not with_stat:
+            continue
+        order, by_key, names = instances(with_stat, labels)
+        head = "".join(f'<th class="run" title="{esc(run_subtitle(r))}">{esc(column_label(r))}</th>' for r in others)
+        rows = [f'<tr><th class="bench mono">{esc(names[key])}</th>'
+                + "".join(_stat_cell(by_key[key].get(r.id), name) for r in others) + "</tr>\n" for key in order]
+        parts += [
+            f"<h2>{esc(STAT_TITLES[name])}</h2>",
+            f'<p class="muted">Each cell: the change of the {esc(name)} in %, coloured when significant: '
+            f"{esc(STAT_METHODS[name])}; significant when p &lt; 0.05 and the change exceeds the noise threshold "
+            f"({100 * threshold:g} %). Hover a cell for the values and the test.</p>",
+            f'<div class="scroll"><table class="heatmap" id="heatmap-{esc(name)}"><thead><tr><th class="corner"></th>'
+            f"{head}</tr></thead><tbody>\n{''.join(rows)}</tbody></table></div>",
+        ]
+        significant += [(c, st) for c in with_stat if (st := c.stat(name)) is not None and st.significant]
+    if not parts:
+        return ""
+    parts.append("<h2>Significant changes of the maximum and the variance</h2>")
+    parts.append(_significant_table(significant) if significant else '<p class="muted">None.</p>')
+    return "\n".join(parts)
