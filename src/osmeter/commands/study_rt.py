@@ -430,8 +430,9 @@ def render(data: Any, plan: Plan) -> tuple[list[tuple[str, str]], str]:
     parts = [
         f"rt study: {len(plan.kernels)} kernels x {len(plan.configs)} configurations "
         f"({', '.join(c.label for c in plan.configs)}), {plan.jobs} jobs per point; rt.cyclic "
-        f"{plan.cyclic_loops} cycles ({plan.cyclic_s:g} s) per configuration; priority {plan.priority}"
-        + (" (SCHED_OTHER)" if plan.priority == 0 else " (SCHED_FIFO)"),
+        f"{plan.cyclic_loops} cycles ({plan.cyclic_s:g} s) per configuration; asked for "
+        + ("SCHED_OTHER (priority 0)" if plan.priority == 0 else f"SCHED_FIFO priority {plan.priority}")
+        + " (what each point got: the policy column and the notes)",
         "machine: " + ", ".join(f"{k} {v}" for k, v in rt_facts(data.run.machine)),
     ]
     for c in plan.configs:
