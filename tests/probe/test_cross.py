@@ -156,3 +156,31 @@ def test_cross_run_cpu_and_syscall(cross: CrossBuild, tmp_path: Path) -> None:
         assert r["n"] >= 1
     # The probe's private work directory (open_close/stat files) is gone.
     assert not any(workdirs.iterdir()), list(workdirs.iterdir())
+
+
+def test_cross_rt_kernels_checksums_and_rt_benchmarks(cross: CrossBuild) -> None:
+    """Every workload kernel's job, run by the cross-built probe under qemu,
+    returns the checksum the independent Python reference computes (the
+    probe checks it after every job: a mismatch is an error record); rt.cyclic
+    and rt.osnoise run there too (timings under emulation mean nothing)."""
+    from rt_kernels_ref import checksum
+    names = [n for n in json.loads(subprocess.run(cross.command("list", "--json"), capture_output=True,
+                                                   text=True, check=True).stdout)["benchmarks"]
+             if n["name"] == "rt.workload"][0]["params"][0]["choices"]
+    assert len(names) == 19
+    p = subprocess.run(cross.command("run", "rt.workload", "--param", "kernel=" + ",".join(names), "--param",
+                                     "period_us=1", "--param", "priority=0", "--min-samples", "2",
+                                     "--max-samples", "2", "--min-time", "0", "--quiet"),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    recs = [json.loads(line) for line in p.stdout.splitlines()]
+    results = {r["params"]["kernel"]: r for r in recs if r["type"] == "result"}
+    assert set(results) == set(names), [r for r in recs if r["type"] in ("skip", "error")]
+    for name, r in results.items():
+        assert r["info"]["checksum"] == f"0x{checksum(name):08x}", name
+    p = subprocess.run(cross.command("run", "rt.cyclic", "rt.osnoise", "--param", "loops=20", "--param",
+                                     "priority=0", "--min-samples", "5", "--max-samples", "5", "--quiet"),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-4000:]
+    got = {r["bench"]: r for r in map(json.loads, p.stdout.splitlines()) if r["type"] == "result"}
+    assert got["rt.cyclic"]["n"] == 20 and got["rt.osnoise"]["n"] == 5

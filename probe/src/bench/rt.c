@@ -58,7 +58,13 @@ static void lock_memory(struct osm_ctx *ctx, struct osm_rt_env *env)
 	}
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) {
 		env->locked = 1;
-		osm_add_info(ctx, "mlock", "locked");
+		/* Trust the kernel's count, not the return value: ASan and other
+		 * sanitizers intercept mlockall and return 0 having done nothing. */
+		if (locked_kib() > 0)
+			osm_add_info(ctx, "mlock", "locked");
+		else
+			osm_add_info(ctx, "mlock", "not locked: mlockall returned 0 but nothing is locked (VmLck 0: a "
+				     "sanitizer build intercepts it)");
 	} else {
 		osm_add_info(ctx, "mlock", "not locked: mlockall: %s", strerror(errno));
 	}
@@ -73,13 +79,18 @@ int osm_rt_begin(struct osm_ctx *ctx, struct osm_rt_env *env, int prio, int lock
 				  n_avoid);
 	if (st != OSM_OK)
 		return st;
-	if (pthread_getschedparam(pthread_self(), &env->old_policy, &env->old_sp) == 0)
+	/* The kernel's view of this thread (sched_*(0) act on the calling
+	 * thread), not glibc's pthread_getschedparam, which caches what
+	 * pthread_setschedparam set and misses what sched_setscheduler (--fifo)
+	 * did. */
+	env->old_policy = sched_getscheduler(0);
+	if (env->old_policy >= 0 && sched_getparam(0, &env->old_sp) == 0)
 		env->sched_saved = 1;
 	if (prio > 0) {
 		struct sched_param sp;
 		memset(&sp, 0, sizeof(sp));
 		sp.sched_priority = prio;
-		int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		int e = sched_setscheduler(0, SCHED_FIFO, &sp) ? errno : 0;
 		if (e == 0) {
 			env->fifo = 1;
 			osm_add_info(ctx, "policy", "SCHED_FIFO %d", prio);
@@ -91,7 +102,13 @@ int osm_rt_begin(struct osm_ctx *ctx, struct osm_rt_env *env, int prio, int lock
 			osm_add_info(ctx, "policy", "SCHED_OTHER: SCHED_FIFO %d refused: %s", prio, strerror(e));
 		}
 	} else {
-		osm_add_info(ctx, "policy", "SCHED_OTHER (priority=0)");
+		/* SCHED_OTHER even when the probe runs SCHED_FIFO (--fifo). */
+		struct sched_param sp;
+		memset(&sp, 0, sizeof(sp));
+		if (env->old_policy != SCHED_OTHER && sched_setscheduler(0, SCHED_OTHER, &sp))
+			osm_add_info(ctx, "policy", "unchanged (SCHED_OTHER refused)");
+		else
+			osm_add_info(ctx, "policy", "SCHED_OTHER (priority=0)");
 	}
 	if (lock)
 		lock_memory(ctx, env);
@@ -105,7 +122,7 @@ void osm_rt_end(struct osm_ctx *ctx, struct osm_rt_env *env)
 		env->locked = 0;
 	}
 	if (env->sched_saved) {
-		pthread_setschedparam(pthread_self(), env->old_policy, &env->old_sp);
+		sched_setscheduler(0, env->old_policy, &env->old_sp);
 		env->sched_saved = 0;
 		env->fifo = 0;
 	}

@@ -159,7 +159,7 @@ static void *other_main(void *arg)
 	}
 	if (c->env.fifo) {
 		struct sched_param sp = {.sched_priority = c->prio};
-		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		sched_setscheduler(0, SCHED_FIFO, &sp); /* this thread */
 	}
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
