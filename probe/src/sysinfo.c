@@ -40,7 +40,7 @@ static const struct field {
 	{"preemption", "Preemption model: none/voluntary/full/lazy (exact, from debugfs or preempt=), rt, full, dynamic (default not known) or none_or_voluntary (from uname -v)", si_w_preemption},
 	{"preemption_source", "Where preemption was read: debugfs (/sys/kernel/debug/sched/preempt), cmdline (preempt=) or uname", si_w_preemption_source},
 	{"realtime", "PREEMPT_RT kernel: true when /sys/kernel/realtime reads 1, false when it reads 0 or is absent (a kernel without PREEMPT_RT has no such file); null if unreadable", si_w_realtime},
-	{"kernel_hz", "Scheduler tick rate CONFIG_HZ (ticks per second) from /boot/config-$(uname -r); null = unknown (no readable config file there; /proc/config.gz is not read)", si_w_kernel_hz},
+	{"kernel_hz", "Scheduler tick rate CONFIG_HZ (ticks per second) from /boot/config-$(uname -r), else worked out from /proc/timer_list (root: jiffies against the monotonic clock); null = unknown (/proc/config.gz is not read)", si_w_kernel_hz},
 	{"cpu_model", "CPU model (/proc/cpuinfo model name; on ARM the decoded CPU implementer/part, core types joined by ' + '; else Hardware)", si_w_cpu_model},
 	{"cpu_vendor", "CPU vendor (/proc/cpuinfo vendor_id, or the ARM implementer)", si_w_cpu_vendor},
 	{"board", "Board or system model (device-tree model, or DMI vendor and product name)", si_w_board},

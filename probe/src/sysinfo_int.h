@@ -109,6 +109,8 @@ void si_w_preemption(struct osm_json *j, const char *key);
 void si_w_preemption_source(struct osm_json *j, const char *key);
 void si_w_realtime(struct osm_json *j, const char *key);
 void si_w_kernel_hz(struct osm_json *j, const char *key);
+/* HZ from a /proc/timer_list (sysinfo_kernel.c); false when it cannot tell. */
+bool si_hz_from_timer_list(const char *path, long long *hz);
 void si_w_mitigations(struct osm_json *j, const char *key);
 void si_w_clocksource(struct osm_json *j, const char *key);
 void si_w_available_clocksources(struct osm_json *j, const char *key);

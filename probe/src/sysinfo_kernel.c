@@ -6,6 +6,7 @@
 #include "sysinfo_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -202,10 +203,54 @@ bool si_config_int(const char *path, const char *name, long long *v)
 	return found;
 }
 
+/* The tick rate HZ from one reading of /proc/timer_list (root): its "now at
+ * T nsecs" (CLOCK_MONOTONIC, from boot) and "jiffies: J". The kernel starts
+ * jiffies at INITIAL_JIFFIES = (unsigned int)(-300 * HZ), so that a 32-bit
+ * counter wraps five minutes after boot, and adds HZ a second:
+ *     J = 2^32 - 300 HZ + HZ T   (mod 2^32 where unsigned long is 32 bits)
+ * Each usual HZ predicts J; the one whose prediction is within a second's
+ * ticks of J, and alone in being so, is the answer. Near T = 300 s every HZ
+ * predicts about 2^32: no answer then (false). */
+bool si_hz_from_timer_list(const char *path, long long *hz)
+{
+	static const long long cands[] = {24, 32, 48, 64, 100, 128, 200, 250, 256, 300, 500, 512, 1000, 1024, 1200};
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char line[MEDIUM];
+	bool cut, have_now = false, have_j = false;
+	unsigned long long now_ns = 0, jif = 0;
+	for (int n = 0; n < 400 && !(have_now && have_j) && si_read_line(f, line, sizeof(line), &cut); n++) {
+		if (!have_now && sscanf(line, "now at %llu nsecs", &now_ns) == 1)
+			have_now = true;
+		else if (!have_j && sscanf(line, "jiffies: %llu", &jif) == 1)
+			have_j = true;
+	}
+	fclose(f);
+	if (!have_now || !have_j)
+		return false;
+	bool wide = jif > 0xffffffffULL; /* a 64-bit jiffies that has passed 2^32 */
+	double t = (double)now_ns * 1e-9;
+	int found = 0;
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+		double c = (double)cands[i];
+		double pred = 4294967296.0 + c * (t - 300.0);
+		double d = (double)jif - pred;
+		if (!wide)
+			d = fmod(fmod(d, 4294967296.0) + 4294967296.0 * 1.5, 4294967296.0) - 4294967296.0 / 2;
+		if (fabs(d) <= c) {
+			*hz = cands[i];
+			found++;
+		}
+	}
+	return found == 1;
+}
+
 /* CONFIG_HZ, the scheduler tick rate, from the config the running kernel was
- * built with as distributions install it (/boot/config-$(uname -r)). Not
- * read from /proc/config.gz: that needs an inflater, and the probe links
- * nothing beyond libc. */
+ * built with as distributions install it (/boot/config-$(uname -r)); else
+ * worked out from /proc/timer_list (root; si_hz_from_timer_list). Not read
+ * from /proc/config.gz: that needs an inflater, and the probe links nothing
+ * beyond libc. */
 void si_w_kernel_hz(struct osm_json *j, const char *key)
 {
 	struct utsname u;
@@ -213,6 +258,8 @@ void si_w_kernel_hz(struct osm_json *j, const char *key)
 	long long hz = 0;
 	bool ok = uname(&u) == 0 && si_pathf(path, sizeof(path), "/boot/config-%s", u.release) &&
 		  si_config_int(path, "CONFIG_HZ", &hz) && hz > 0;
+	if (!ok)
+		ok = si_hz_from_timer_list("/proc/timer_list", &hz);
 	si_json_int_or_null(j, key, ok, hz);
 }
 

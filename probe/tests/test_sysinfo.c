@@ -238,6 +238,31 @@ static void test_readers(void)
 	   "si_config_int takes CONFIG_HZ=250, not CONFIG_HZ_250=y or CONFIG_NO_HZ_COMMON=y");
 	ok(write_file(path, "CONFIG_HZ_1000=y\n# CONFIG_HZ is not set\n") && !si_config_int(path, "CONFIG_HZ", &v),
 	   "si_config_int: a config without CONFIG_HZ= has none");
+	/* HZ from /proc/timer_list: J = 2^32 - 300 HZ + HZ T (mod 2^32 on 32 bits). */
+	static const struct {
+		const char *content, *what;
+		long long want; /* 0: cannot tell */
+	} tl[] = {
+		{"Timer List Version: v0.9\nHRTIMER_MAX_CLOCK_BASES: 8\nnow at 2660657323295 nsecs\n\ncpu: 0\n"
+		 " clock 0:\njiffies: 4295557436\n", "HZ 250 at 44 min (read on a HZ=250 VM)", 250},
+		{"now at 100000000000 nsecs\njiffies: 4294767296\n", "HZ 1000 before the wrap", 1000},
+		{"now at 1000000000000 nsecs\njiffies: 70000\n", "HZ 100 on a 32-bit counter after the wrap", 100},
+		{"now at 1000000000000 nsecs\njiffies: 4295037296\n", "HZ 100 on 64 bits", 100},
+		{"now at 3600000000000 nsecs\njiffies: 4298267296\n", "HZ 1000 at an hour", 1000},
+		{"now at 300000000000 nsecs\njiffies: 4294967296\n", "at 300 s every HZ fits", 0},
+		{"now at 2606130507516 nsecs\n", "no jiffies line", 0},
+		{"jiffies: 4295544397\n", "no now line", 0},
+		{"now at 2606130507516 nsecs\njiffies: 123\n", "a jiffies no HZ explains", 0},
+	};
+	for (size_t i = 0; i < sizeof(tl) / sizeof(tl[0]); i++) {
+		long long hz = 0;
+		bool got = write_file(path, tl[i].content) && si_hz_from_timer_list(path, &hz);
+		char msg[160];
+		snprintf(msg, sizeof(msg), "si_hz_from_timer_list: %s -> %lld (got %s %lld)", tl[i].what, tl[i].want,
+			 got ? "found" : "none", hz);
+		ok(tl[i].want ? got && hz == tl[i].want : !got, msg);
+	}
+	ok(!si_hz_from_timer_list(missing, &v), "si_hz_from_timer_list of a missing file: none");
 	ok(write_file(path, "CONFIG_HZ=y\n") && !si_config_int(path, "CONFIG_HZ", &v),
 	   "si_config_int: a value that is not an integer is refused");
 	ok(!si_config_int(missing, "CONFIG_HZ", &v), "si_config_int: a missing file has none");
