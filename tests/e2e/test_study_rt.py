@@ -49,12 +49,14 @@ def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Pat
     out = tmp_path / "out"
     r = cli("study", "rt", "--quick", "-o", str(out), "--jobs", "200", "--cyclic-s", "2")
     assert r.code == 0, r.err
-    assert runs.read_text().count("run") == 6  # workload and cyclic per configuration: one stored run
+    # one stored run of 2 + 2 x (19 + 1) probe invocations: unstressed workload and cyclic, then per stressed
+    # configuration a workload part per kernel and the cyclic part
+    assert runs.read_text().count("run") == 2 + 2 * (KERNELS + 1)
     assert db_rows(store_path, "SELECT label, status FROM runs") == [("rt study", "complete")]
     (params,) = db_rows(store_path, "SELECT params FROM runs")
     recorded = json.loads(params[0])
     assert recorded["study"] == "rt" and recorded["jobs"] == 200 and recorded["cyclic_loops"] == 2000
-    assert recorded["configs"] == ["no stress", "1 x read", "1 x write"] and len(recorded["parts"]) == 6
+    assert recorded["configs"] == ["no stress", "1 x read", "1 x write"] and len(recorded["parts"]) == 2 + 2 * (KERNELS + 1)
     assert "label" not in recorded["parts"][0] and recorded["parts"][0]["max_samples"] == 200
     for name in TABLES:
         assert (out / name).exists(), name
@@ -62,6 +64,8 @@ def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Pat
         rows = table(out, name)
         assert len(rows) == KERNELS and all(x["status"] == "ok" and x["jobs"] == "200" for x in rows)
     base = {x["kernel"]: x for x in table(out, "rt-workload-stress0.csv")}
+    for x in table(out, "rt-workload-stress1-write.csv"):  # the unstressed period, in whole us, everywhere
+        assert float(x["period_us"]) == round(float(base[x["kernel"]]["period_us"])), x
     assert float(base["bsort"]["median_us"]) == pytest.approx(10.0, rel=0.02)  # the model's 10 us
     assert float(base["bsort"]["period_us"]) == pytest.approx(20.0, rel=0.01)
     ratios = {(x["kernel"], x["configuration"]): x for x in table(out, "rt-study-ratios.csv")}
@@ -128,12 +132,12 @@ def test_priority_zero_is_passed_on(cli, fake_probe: FakeProbe, runs: Path, tmp_
 
 def test_a_part_that_dies_stops_the_study_and_keeps_what_ran(cli, fake_probe: FakeProbe, runs: Path,
                                                             store_path: Path, tmp_path: Path) -> None:
-    fake_probe.set(die_after=1, die_run=3)  # the 1 x read workload part, after one kernel
+    fake_probe.set(die_after=0, die_run=4)  # the 1 x read workload part of the second kernel, st
     out = tmp_path / "out"
     r = cli("study", "rt", "--quick", "-o", str(out), "--jobs", "20", "--cyclic-s", "1", "--kernels", "crc,st")
     assert r.code == EXIT_PROBE, r.err
     assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
-    assert runs.read_text().count("run") == 3
+    assert runs.read_text().count("run") == 4
     assert [x["status"] for x in table(out, "rt-workload-stress1-read.csv")] == ["ok", "not run"]
     assert [x["status"] for x in table(out, "rt-workload-stress1-write.csv")] == ["not run", "not run"]
     assert (out / "rt-workload-distributions.svg").exists()
@@ -201,9 +205,12 @@ def test_tiny_study_with_the_real_probe(real_probe: str, store_path: Path, tmp_p
     stressed = table(out, "rt-workload-stress1-write.csv")
     if cpus >= 2:
         assert all(x["status"].startswith("ok") for x in stressed), stressed
+        by_kernel = {x["kernel"]: x for x in base}
+        for x in stressed:  # the unstressed part's period, in whole us
+            assert float(x["period_us"]) == round(float(by_kernel[x["kernel"]]["period_us"])), (x, by_kernel)
         assert len(table(out, "rt-study-ratios.csv")) == 2 * (configs - 1)
     else:
-        assert all("needs 1 other CPU" in x["status"] for x in stressed), stressed
+        assert all("needs 1 CPU besides the measured one" in x["status"] for x in stressed), stressed
     cyc = table(out, "rt-cyclic.csv")
     assert len(cyc) == configs and cyc[0]["status"].startswith("ok") and cyc[0]["cycles"] == "250"
     assert 0 <= float(cyc[0]["min_us"]) < float(cyc[0]["max_us"]) < 1e6

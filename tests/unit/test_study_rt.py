@@ -54,13 +54,28 @@ def test_stress_configurations(cpus: int, labels: list[str]) -> None:
     assert [c.label for c in study_rt.stress_configs(cpus)] == labels
 
 
-def test_two_parts_per_configuration(tmp_path) -> None:
+def test_parts_per_configuration(tmp_path) -> None:
+    """Unstressed: one workload part for every kernel, then rt.cyclic; each
+    stressed configuration: one workload part per kernel (its period the
+    unstressed part's), then rt.cyclic."""
     plan = study_rt.make_plan(plan_args(quick=False, cpu=1), 2, KERNELS)
-    assert len(plan.parts) == 6 and plan.jobs == 1000 and plan.cyclic_loops == 60000
-    workload, cyclic = plan.parts[2], plan.parts[3]  # 1 x read
-    argv = probe_argv(tmp_path / "probe", workload.opts)
+    n = len(KERNELS)
+    assert len(plan.parts) == 2 + 2 * (n + 1) and plan.jobs == 1000 and plan.cyclic_loops == 60000
+    workload, cyclic = plan.parts[2], plan.parts[2 + n]  # 1 x read: the first kernel, then the cycles
+    assert workload.resolve is not None and cyclic.resolve is None
+    # Planned: the period is the unstressed part's, not known yet.
+    assert params(probe_argv(tmp_path / "probe", workload.opts)) == [
+        f"kernel={KERNELS[0]}", "period_us=UNSTRESSED", "stress=1", "stress_op=read", "priority=80"]
+    unstressed = SimpleNamespace(bench="rt.workload", params={"kernel": KERNELS[0], "stress": 0},
+                                 extra={"period_ns": 123456.0})
+    other = SimpleNamespace(bench="rt.workload", params={"kernel": KERNELS[1], "stress": 0},
+                            extra={"period_ns": 999000.0})
+    argv = probe_argv(tmp_path / "probe", workload.resolve(SimpleNamespace(results=[other, unstressed])))
     assert argv[3] == "rt.workload"
-    assert params(argv) == ["kernel=" + ",".join(KERNELS), "stress=1", "stress_op=read", "priority=80"]
+    assert params(argv) == [f"kernel={KERNELS[0]}", "stress=1", "stress_op=read", "priority=80", "period_us=123"]
+    # No unstressed figure (skipped): the probe's own default period.
+    argv0 = probe_argv(tmp_path / "probe", workload.resolve(SimpleNamespace(results=[other])))
+    assert params(argv0)[-1] == "period_us=0"
     assert option(argv, "--min-samples") == option(argv, "--max-samples") == "1000"  # exactly N jobs
     assert option(argv, "--cpu") == "1" and float(option(argv, "--max-time") or 0) >= 60
     assert "--budget-fraction" not in argv  # one repetition: the study's parts are not repeated
@@ -68,8 +83,9 @@ def test_two_parts_per_configuration(tmp_path) -> None:
     assert argv[3] == "rt.cyclic"
     assert params(argv) == ["loops=60000", "interval_us=1000", "stress=1", "stress_op=read", "priority=80"]
     assert option(argv, "--max-samples") == "60000" and 61 <= float(option(argv, "--max-time") or 0) <= 63
-    assert params(probe_argv(tmp_path / "probe", plan.parts[0].opts))[1:] == ["stress=0", "priority=80"]
-    assert "1 x read stressor" in workload.title and "60000 cycles" in cyclic.title
+    assert params(probe_argv(tmp_path / "probe", plan.parts[0].opts)) == [
+        "kernel=" + ",".join(KERNELS), "stress=0", "priority=80"]
+    assert "1 x read stressor" in workload.title and KERNELS[0] in workload.title and "60000 cycles" in cyclic.title
 
 
 def test_quick_kernels_jobs_priority(tmp_path) -> None:
@@ -101,7 +117,11 @@ def test_the_quick_study_fits_five_minutes_on_two_cpus() -> None:
     before the machine is asked: under the issue's 5 minutes."""
     plan = study_rt.make_plan(plan_args(), 2, KERNELS)
     worst = study_rt.worst_case_s(len(plan.kernels), len(plan.configs), plan.jobs, plan.cyclic_s, True)
-    caps = sum(float(p.opts.max_time or 0) * (len(plan.kernels) if p.opts.names == ("rt.workload",) else 1)
+    def kernels_in(p) -> int:
+        kernel = next(x for x in p.opts.params if x.startswith("kernel="))
+        return len(kernel.split("=", 1)[1].split(","))
+
+    caps = sum(float(p.opts.max_time or 0) * (kernels_in(p) if p.opts.names == ("rt.workload",) else 1)
                for p in plan.parts)
     assert caps + len(plan.parts) * study_rt.PART_OVERHEAD_S == pytest.approx(worst, rel=0.01)
     assert worst < study_rt.QUICK_LIMIT_S, worst

@@ -150,9 +150,9 @@ int osm_stress_start(struct osm_ctx *ctx, struct osm_stress *st, int n, int op, 
 			others[n_others++] = cpus[i];
 	if (n > n_others)
 		return osm_fail(ctx, OSM_SKIP,
-				"stress=%d needs %d CPUs besides the measured one%s; this machine (or the probe's "
+				"stress=%d needs %d CPU%s besides the measured one%s; this machine (or the probe's "
 				"CPU affinity) gives %d: lower stress to at most %d",
-				n, n, n_avoid > 1 ? "s" : "", n_others, n_others);
+				n, n, n > 1 ? "s" : "", n_avoid > 1 ? "s" : "", n_others, n_others);
 	int memory = st->op == OSM_STRESS_READ || st->op == OSM_STRESS_WRITE;
 	st->llc = osm_mem_llc_bytes();
 	if (memory) {

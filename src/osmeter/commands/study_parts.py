@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .. import cgroup, outfile, textsafe
 from ..errors import UsageError
@@ -31,6 +31,10 @@ class Part:
     title: str
     opts: RunOptions
     in_cgroup: bool = False
+    # Options that depend on what earlier parts measured: called with the
+    # recorder (its results so far) just before the part runs; opts is then
+    # what is recorded as the plan.
+    resolve: Callable[[RunRecorder], RunOptions] | None = None
 
 
 class PartProgress:
@@ -68,7 +72,7 @@ def run_parts(parts: Sequence[Part], probe: Any, recorder: RunRecorder, progress
     outcome = Outcome(0, None, None)
     for k, part in enumerate(parts):
         before = recorder.repetition
-        argv = probe_argv(probe, part.opts)
+        argv = probe_argv(probe, part.resolve(recorder) if part.resolve is not None else part.opts)
         outcome = drive(argv, recorder, progress, cg.enter() if part.in_cgroup and cg is not None else None)  # type: ignore[arg-type]
         if k and recorder.repetition == before and outcome.problem is None and outcome.signal is None:
             outcome = Outcome(outcome.returncode, None,

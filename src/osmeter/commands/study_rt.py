@@ -107,8 +107,9 @@ def worst_case_s(n_kernels: int, n_configs: int, jobs: int, cyclic_s: float, qui
     """The longest the study may take: every workload point at its time cap,
     every cyclic part its cycles plus a second, every probe invocation its
     start-up."""
+    invocations = 2 * n_configs + (n_configs - 1) * (n_kernels - 1)  # stressed workloads: one per kernel
     return (n_kernels * n_configs * point_cap_s(jobs, quick) + n_configs * cyclic_cap_s(cyclic_s)
-            + 2 * n_configs * PART_OVERHEAD_S)
+            + invocations * PART_OVERHEAD_S)
 
 
 def cyclic_cap_s(cyclic_s: float) -> float:
@@ -171,6 +172,26 @@ def _options(names: tuple[str, ...], params: Sequence[str], cpu: int | None, lab
                       max_samples=samples, repeat=1)
 
 
+def unstressed_period_us(results: Sequence[Any], kernel: str) -> int | None:
+    """The period the unstressed part used for `kernel` (twice its median
+    measured alone), in whole us (at least 1); None when it has none."""
+    for r in results:
+        if r.bench == WORKLOAD and (r.params or {}).get("kernel") == kernel and (r.params or {}).get("stress") == 0:
+            ns = _extra(r, "period_ns")
+            if ns is not None:
+                return max(1, round(ns / 1e3))
+    return None
+
+
+def _with_unstressed_period(kernel: str, params: list[str], cpu: int | None, label: str, jobs: int,
+                            cap: float) -> Any:
+    def resolve(recorder: Any) -> RunOptions:
+        us = unstressed_period_us(recorder.results, kernel)
+        # No unstressed figure (skipped, failed): the probe's own default.
+        return _options((WORKLOAD,), [*params, f"period_us={us if us is not None else 0}"], cpu, label, jobs, cap)
+    return resolve
+
+
 def _stress_params(c: Config) -> list[str]:
     return [f"stress={c.stress}"] + ([f"stress_op={c.op}"] if c.stress else [])
 
@@ -188,9 +209,21 @@ def make_plan(args: argparse.Namespace, cpus: int, known_kernels: Sequence[str])
     for c in configs:
         where = "no stress" if c.stress == 0 else f"{c.label} stressor{'s' if c.stress > 1 else ''}"
         common = _stress_params(c) + [f"priority={priority}"]
-        parts.append(Part(f"rt.workload, {where}: {len(kernels)} kernels x {jobs} jobs",
-                          _options((WORKLOAD,), ["kernel=" + ",".join(kernels), *common], args.cpu, label, jobs,
-                                   point_cap_s(jobs, args.quick))))
+        cap = point_cap_s(jobs, args.quick)
+        if c.stress == 0:
+            parts.append(Part(f"rt.workload, {where}: {len(kernels)} kernels x {jobs} jobs",
+                              _options((WORKLOAD,), ["kernel=" + ",".join(kernels), *common], args.cpu, label, jobs,
+                                       cap)))
+        else:
+            # One part per kernel: its period (and so its deadline) is the
+            # one the unstressed part measured for it, the same in every
+            # configuration, so deadline misses compare across them.
+            for k in kernels:
+                plan_opts = _options((WORKLOAD,), [f"kernel={k}", "period_us=UNSTRESSED", *common], args.cpu,
+                                     label, jobs, cap)
+                parts.append(Part(f"rt.workload, {where}: {k} x {jobs} jobs", plan_opts,
+                                  resolve=_with_unstressed_period(k, [f"kernel={k}", *common], args.cpu, label,
+                                                                  jobs, cap)))
         parts.append(Part(f"rt.cyclic, {where}: {loops} cycles of {CYCLIC_INTERVAL_US} us",
                           _options((CYCLIC,), [f"loops={loops}", f"interval_us={CYCLIC_INTERVAL_US}", *common],
                                    args.cpu, label, loops, cyclic_cap_s(cyclic_s))))
