@@ -24,6 +24,8 @@ from ..conftest import FakeProbe, db_rows, osmeter_command, subprocess_env
 pytest.importorskip("matplotlib")
 
 KERNELS = 19
+SOME = "bsort,crc,matrix1,st"
+N_SOME = 4
 TABLES = ("rt-workload-stress0.csv", "rt-workload-stress1-read.csv", "rt-workload-stress1-write.csv",
           "rt-study-ratios.csv", "rt-cyclic.csv", "rt-study.txt")
 FIGURES = ("rt-workload-distributions", "rt-deadline-misses", "rt-cyclic-histogram")
@@ -47,29 +49,31 @@ def table(out: Path, name: str) -> list[dict[str, str]]:
 
 def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    r = cli("study", "rt", "--quick", "-o", str(out), "--jobs", "200", "--cyclic-s", "2")
+    # Four kernels (the fake probe's memory-bound matrix1 among them): every kernel the same code path, and a
+    # part per kernel and stressed configuration, each a fake probe's start.
+    r = cli("study", "rt", "--quick", "-o", str(out), "--jobs", "200", "--cyclic-s", "2", "--kernels", SOME)
     assert r.code == 0, r.err
-    # one stored run of 2 + 2 x (19 + 1) probe invocations: unstressed workload and cyclic, then per stressed
+    # one stored run of 2 + 2 x (4 + 1) probe invocations: unstressed workload and cyclic, then per stressed
     # configuration a workload part per kernel and the cyclic part
-    assert runs.read_text().count("run") == 2 + 2 * (KERNELS + 1)
+    assert runs.read_text().count("run") == 2 + 2 * (N_SOME + 1)
     assert db_rows(store_path, "SELECT label, status FROM runs") == [("rt study", "complete")]
     (params,) = db_rows(store_path, "SELECT params FROM runs")
     recorded = json.loads(params[0])
     assert recorded["study"] == "rt" and recorded["jobs"] == 200 and recorded["cyclic_loops"] == 2000
-    assert recorded["configs"] == ["no stress", "1 x read", "1 x write"] and len(recorded["parts"]) == 2 + 2 * (KERNELS + 1)
+    assert recorded["configs"] == ["no stress", "1 x read", "1 x write"] and len(recorded["parts"]) == 2 + 2 * (N_SOME + 1)
     assert "label" not in recorded["parts"][0] and recorded["parts"][0]["max_samples"] == 200
     for name in TABLES:
         assert (out / name).exists(), name
     for name in ("rt-workload-stress0.csv", "rt-workload-stress1-write.csv"):
         rows = table(out, name)
-        assert len(rows) == KERNELS and all(x["status"] == "ok" and x["jobs"] == "200" for x in rows)
+        assert len(rows) == N_SOME and all(x["status"] == "ok" and x["jobs"] == "200" for x in rows)
     base = {x["kernel"]: x for x in table(out, "rt-workload-stress0.csv")}
     for x in table(out, "rt-workload-stress1-write.csv"):  # the unstressed period, in whole us, everywhere
         assert float(x["period_us"]) == round(float(base[x["kernel"]]["period_us"])), x
     assert float(base["bsort"]["median_us"]) == pytest.approx(10.0, rel=0.02)  # the model's 10 us
     assert float(base["bsort"]["period_us"]) == pytest.approx(20.0, rel=0.01)
     ratios = {(x["kernel"], x["configuration"]): x for x in table(out, "rt-study-ratios.csv")}
-    assert len(ratios) == 2 * KERNELS
+    assert len(ratios) == 2 * N_SOME
     mat = ratios[("matrix1", "1 x write")]  # memory-bound: tail and max up, median barely
     assert float(mat["median_ratio"]) < 1.1 and float(mat["max_ratio"]) > 1.5 and float(mat["variance_ratio"]) > 10
     assert mat["max_test"] == "higher" and mat["variance_test"] == "higher"
