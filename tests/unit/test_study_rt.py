@@ -250,6 +250,7 @@ def test_cyclic_rows_and_notes() -> None:
     idle, skip, write = (dict(zip(study_rt.CYCLIC_HEADER, row)) for row in csv)
     assert float(idle["max_us"]) == pytest.approx(samples[6].max() / 1e3, abs=1e-3)  # ns in the CSV
     assert float(idle["p99_us"]) == pytest.approx(np.percentile(samples[6], 99) / 1e3, abs=1e-3)
+    assert float(idle["p99.9_us"]) == pytest.approx(np.percentile(samples[6], 99.9) / 1e3, abs=1e-3)
     assert write["overflows"] == "2" and write["policy"] == "SCHED_FIFO 80"
     assert skip["status"].startswith("skip: stress=1 needs")
     assert text[1][-1].startswith("skip:")

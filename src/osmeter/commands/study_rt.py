@@ -245,9 +245,9 @@ RATIO_HEADER = ["kernel", "configuration", "median_ratio", "variance_ratio", "ma
                 "variance_test", "max_p", "variance_p"]
 RATIO_TEXT = ["kernel", "configuration", "median x", "variance x", "max x", "max change", "variance change"]
 RATIO_RIGHT = [False, False, True, True, True, False, False]
-CYCLIC_HEADER = ["configuration", "cycles", "min_us", "average_us", "median_us", "p99_us", "max_us",
+CYCLIC_HEADER = ["configuration", "cycles", "min_us", "average_us", "median_us", "p99_us", "p99.9_us", "max_us",
                  "overflows", "hist_us", "policy", "status"]
-CYCLIC_RIGHT = [False, True, True, True, True, True, True, True, True, False, False]
+CYCLIC_RIGHT = [False, True, True, True, True, True, True, True, True, True, False, False]
 
 
 def _us(ns: float) -> float:
@@ -398,19 +398,19 @@ def cyclic_rows(results: Sequence[Any], configs: Sequence[Config]) -> tuple[list
     for c in configs:
         r = find(results, CYCLIC, c)
         if r is None:
-            row = [c.label] + [""] * 9 + ["not run"]
+            row = [c.label] + [""] * 10 + ["not run"]
             csv.append(row)
-            text.append([c.label] + [MISSING] * 9 + ["not run"])
+            text.append([c.label] + [MISSING] * 10 + ["not run"])
             continue
         if r.status != "ok" or r.summary is None:
             status = textsafe.line(_status(r))
-            csv.append([c.label] + [""] * 9 + [status])
-            text.append([c.label] + [MISSING] * 9 + [status])
+            csv.append([c.label] + [""] * 10 + [status])
+            text.append([c.label] + [MISSING] * 10 + [status])
             continue
         s = r.summary
         over = _extra(r, "overflows")
         policy = textsafe.line(_info(r, "policy") or "")
-        cells = [s.n, _us(s.min), _us(s.mean), _us(s.median), _us(s.p99), _us(s.max)]
+        cells = [s.n, _us(s.min), _us(s.mean), _us(s.median), _us(s.p99), _us(s.p999), _us(s.max)]
         csv.append([c.label, str(s.n)] + [f"{v:.3f}" for v in cells[1:]]
                    + ["" if over is None else str(int(over)), str(hist_us(r)), policy, textsafe.line(_status(r))])
         text.append([c.label, str(s.n)] + [fmt_num(v) for v in cells[1:]]
@@ -487,7 +487,7 @@ def render(data: Any, plan: Plan) -> tuple[list[tuple[str, str]], str]:
     csv_rows, text_rows = cyclic_rows(results, plan.configs)
     tables.append((CYCLIC_CSV, table_csv(CYCLIC_HEADER, csv_rows)))
     parts.append(f"rt.cyclic: wake-up latency (us), interval {CYCLIC_INTERVAL_US} us\n"
-                 + render_table(CYCLIC_HEADER[:1] + ["cycles", "min", "average", "median", "p99", "max", "overflows",
+                 + render_table(CYCLIC_HEADER[:1] + ["cycles", "min", "average", "median", "p99", "p99.9", "max", "overflows",
                                                       "hist_us", "policy", "status"], text_rows, CYCLIC_RIGHT))
     notes = setting_notes(results) + list(plan.notes)
     if any(r.bench.startswith("rt.") and "precision-unmet" in r.flags for r in results):
