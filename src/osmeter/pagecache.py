@@ -26,7 +26,11 @@ directory; points of the same size merged by the median):
 3. **The rise** starts at the first slow point whose next point is slow
    too (or that is the last point): one isolated slow point inside the
    plateau (a disturbed measurement) is noted and ignored, never taken for
-   the knee. The **knee** lies between the last size before the rise (the
+   the knee. A slow point whose file was wholly in the cache at its end
+   (`resident_fraction` >= WHOLE, 0.99) missed no block and cannot start
+   the rise either: its time rose for another reason, typically the CPU's
+   caches no longer holding the file (seen on a Xeon guest: x1.8 from
+   64 MiB on, every page still cached); such a run of sizes is noted. The **knee** lies between the last size before the rise (the
    largest size still on the plateau: `low`) and the first size of the
    rise (`high`).
 4. **Refined** between them by what the page cache held: the probe
@@ -126,6 +130,15 @@ def _merge(points: Iterable[SweepPoint]) -> list[SweepPoint]:
     return out
 
 
+# A file at least this much in the page cache at the end of its point had
+# no misses that could slow it (mincore's count, rounded).
+WHOLE = 0.99
+
+
+def _whole(p: SweepPoint) -> bool:
+    return p.resident is not None and p.resident >= WHOLE
+
+
 def _rise_start(slow: Sequence[bool]) -> int | None:
     for i, s in enumerate(slow):
         if s and (i == len(slow) - 1 or slow[i + 1]):
@@ -156,14 +169,27 @@ def detect_knee(points: Iterable[SweepPoint], tol: float = TOL) -> Knee:
                     notes=(f"{len(pts)} size(s) measured; a knee needs at least {MIN_POINTS}",))
     plateau = statistics.median(p.ns for p in pts[:PLATEAU_POINTS])
     threshold = plateau * (1 + tol)
-    slow = [p.ns > threshold for p in pts]
+    slow_time = [p.ns > threshold for p in pts]
+    # A slow point whose file was wholly in the cache missed no block: its
+    # time rose for another reason (the CPU's caches no longer holding the
+    # file, a disturbed measurement), so it cannot start the rise.
+    slow = [t and not _whole(p) for t, p in zip(slow_time, pts)]
     j = _rise_start(slow)
     notes = [f"{fmt_bytes(p.size_bytes)} covers {p.passes:.2g} of a pass over its file: its mean may leave out "
              "part of the file (give more --max-time or --min-samples)"
              for p in pts if p.passes is not None and p.passes < 1]
     end = len(pts) if j is None else j
+
+    def isolated(i: int) -> bool:
+        return not (i > 0 and slow_time[i - 1]) and not (i + 1 < len(pts) and slow_time[i + 1])
+
     notes += [f"{fmt_bytes(p.size_bytes)}: an isolated slow point ({p.ns / plateau:.2g} x the plateau) ignored"
-              for p in pts[:end] if p.ns > threshold]
+              for i, p in enumerate(pts[:end]) if slow_time[i] and isolated(i)]
+    whole = [p for i, p in enumerate(pts[:end]) if slow_time[i] and not isolated(i)]
+    if whole:
+        notes.append(f"{fmt_bytes(whole[0].size_bytes)} .. {fmt_bytes(whole[-1].size_bytes)}: up to "
+                     f"{max(p.ns for p in whole) / plateau:.2g} x the plateau with the whole file in the page cache: "
+                     "no block missed, so not the knee (the CPU's caches or memory were slower for these sizes)")
     common = dict(plateau_ns=plateau, threshold_ns=threshold, largest_bytes=pts[-1].size_bytes)
     if j is None:
         return Knee("no-knee", notes=tuple(notes), **common)  # type: ignore[arg-type]

@@ -412,7 +412,10 @@ def test_a_session_ended_at_the_peers_limits_says_so(probe, bench, params):
     names the peer's limits as a likely cause."""
     with serve(probe, "--session-bytes", "100k") as port:
         args = [a for p in params for a in ("--param", p)]
-        r = run_probe(probe, "run", bench, "--param", f"peer=127.0.0.1:{port}", *args, *TINY)
+        # Half a second at least: a tiny budget can reach its precision
+        # before 100 kB of small datagrams have gone (net.udp_rtt).
+        r = run_probe(probe, "run", bench, "--param", f"peer=127.0.0.1:{port}", *args, "--min-time", "0.5",
+                      "--max-time", "3", "--quiet")
     msg = r.of_type("error")[0]["message"]
     assert "the peer may have ended the session at its limits" in msg and "--session-bytes" in msg, msg
 
@@ -520,7 +523,9 @@ def test_udp_losses_are_counted_not_timed(probe):
 
 @pytest.mark.slow  # ~6 s: five 1 s loss timeouts
 def test_too_many_udp_losses_are_an_error(probe):
-    r = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20")
+    # --max-samples as in the test above: on a fast machine the default limit
+    # ends the run before the session is stopped.
+    r = stop_the_udp_session(probe, None, "--min-time", "20", "--max-time", "20", "--max-samples", "10000000")
     assert r.rc == 1, r.stderr
     (error,) = r.of_type("error")
     assert "datagrams lost (5 in a row; no answer within 1000 ms)" in error["message"], error

@@ -60,7 +60,9 @@ def test_epoll_follows_the_ready_descriptors_select_and_poll_the_watched(probe):
     assert one["poll.epoll"]["median"] * 10 < r.result("poll.epoll", ready=1000)["median"]
     # select() rewrites its set to the ready ones: restored before each call,
     # it still scans all 1 000 (not restored, it would poll just the one).
-    assert one["poll.select"]["median"] > 0.5 * r.result("poll.select", ready=1000)["median"]
+    # (0.49 of it measured on one Xeon: writing 1 000 ready bits back costs
+    # too; polling just the one would be about 1/100.)
+    assert one["poll.select"]["median"] > 0.25 * r.result("poll.select", ready=1000)["median"]
 
 
 @pytest.mark.parametrize("bench", BENCHES)
