@@ -1,8 +1,10 @@
 """Ground truth for rt.*: a busy period of known length injected on the
 measured CPU (a SCHED_FIFO thread of higher priority spinning 200 us every
 10 ms, as issue 13 asks) is seen by both benchmarks: rt.cyclic's maximum
-wake-up latency reaches 200 us, and rt.osnoise finds gaps of ~200 us at
-100 per second, each within 10 %."""
+wake-up latency reaches 200 us, and rt.osnoise finds gaps at 100 per second
+within 10 % whose spin part (a 400 us injection's gaps less a 200 us one's)
+is 200 us within 10 %; each gap also holds what the guest spends switching
+to the injector and back, 10 to 30 us here."""
 import os
 import shutil
 import signal
@@ -40,11 +42,11 @@ INJECTOR_C = textwrap.dedent(f"""
         if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
             return perror("injector"), 1;
         puts("ready"); fflush(stdout);
-        long long period = {PERIOD_MS} * 1000000LL, next = now() + period;
+        long long spin = atoll(argv[2]) * 1000LL, period = {PERIOD_MS} * 1000000LL, next = now() + period;
         for (;;) {{
             struct timespec t = {{next / 1000000000LL, next % 1000000000LL}};
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
-            long long end = now() + {SPIN_US} * 1000LL;
+            long long end = now() + spin;
             while (now() < end)
                 ;
             next += period;
@@ -65,8 +67,8 @@ def injector_bin(tmp_path_factory):
 
 
 @contextmanager
-def injector(binary: str, cpu: int):
-    p = subprocess.Popen([binary, str(cpu)], stdout=subprocess.PIPE, text=True)
+def injector(binary: str, cpu: int, spin_us: int = SPIN_US):
+    p = subprocess.Popen([binary, str(cpu), str(spin_us)], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "ready"
         time.sleep(0.1)
@@ -100,17 +102,45 @@ def test_cyclic_max_reaches_the_injected_busy_period(probe, injector_bin):
     assert res["median"] < SPIN_US * 1000 / 2
 
 
+# A gap this much longer than the spin is not the injector's: another
+# disturbance of the measured CPU (seen under a busy host: 444 us for a
+# 200 us spin). Only then is the measurement repeated, at most ATTEMPTS times.
+FOREIGN = 1.5
+ATTEMPTS = 5
+
+
+def osnoise_under(probe, injector_bin, cpu: int, spin_us: int) -> dict:
+    seen = []
+    for _ in range(ATTEMPTS):
+        with injector(injector_bin, cpu, spin_us):
+            # SCHED_FIFO 1: below the injector, above whatever else runs there.
+            # Under a second in all, so the kernel's RT throttling (95 % of
+            # each second by default) never takes the CPU away from a busy
+            # FIFO loop (that would be a 50 ms gap, and stop the injector too).
+            res, _ = measure(probe, "rt.osnoise", "threshold_ns=100000", "priority=1", seconds=0.7, limit=0.9)
+        e = res["extra"]
+        seen.append({k: round(e[k]) for k in ("gaps_per_s", "gap_median_ns", "max_gap_ns")})
+        if e["max_gap_ns"] < FOREIGN * spin_us * 1000:
+            print(f"spin {spin_us} us: {seen[-1]}")
+            return e
+    pytest.fail(f"spin {spin_us} us: a gap over {FOREIGN} x the spin (not the injector's) in each of {ATTEMPTS} "
+                f"attempts: the measured CPU was never quiet: {seen}")
+
+
 def test_osnoise_finds_the_injected_gaps_at_their_rate(probe, injector_bin):
+    """Each gap is the spin plus what the guest spends switching to the
+    injector and back (10 to 30 us on this project's VM, varying with the
+    host): the spin's own length is the difference between a 400 us and a
+    200 us injection, and it must be 200 us within 10 %."""
     cpu = 1 if len(os.sched_getaffinity(0)) > 1 else 0
-    with injector(injector_bin, cpu):
-        # SCHED_FIFO 1: below the injector, above whatever else runs there.
-        # Under a second in all, so the kernel's RT throttling (95 % of
-        # each second by default) never takes the CPU away from a busy
-        # FIFO loop (that would be a 50 ms gap, and stop the injector too).
-        res, _ = measure(probe, "rt.osnoise", "threshold_ns=100000", "priority=1", seconds=0.7, limit=0.9)
-    e = res["extra"]
+    e200 = osnoise_under(probe, injector_bin, cpu, SPIN_US)
+    e400 = osnoise_under(probe, injector_bin, cpu, 2 * SPIN_US)
     rate = 1000 / PERIOD_MS
-    assert e["gaps_per_s"] == pytest.approx(rate, rel=0.10), e
-    assert e["gap_median_ns"] == pytest.approx(SPIN_US * 1000, rel=0.10), e
+    for e in (e200, e400):
+        assert e["gaps_per_s"] == pytest.approx(rate, rel=0.10), e
+    spin = e400["gap_median_ns"] - e200["gap_median_ns"]
+    assert spin == pytest.approx(SPIN_US * 1000, rel=0.10), (e200, e400)
+    # Every gap holds the whole spin, and the switching adds under a quarter.
+    assert SPIN_US * 1000 <= e200["gap_median_ns"] < 1.25 * SPIN_US * 1000, e200
     # The injected spins are all in the total; other noise can only add.
-    assert e["noise_ns_per_s"] >= 0.9 * rate * SPIN_US * 1000, e
+    assert e200["noise_ns_per_s"] >= 0.9 * rate * SPIN_US * 1000, e200
