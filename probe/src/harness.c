@@ -453,8 +453,7 @@ double osm_median(const double *v, size_t n)
 	if (!c)
 		return NAN;
 	memcpy(c, v, n * sizeof(double));
-	qsort(c, n, sizeof(double), cmp_double);
-	double med = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	double med = osm_sort_median(c, n);
 	free(c);
 	return med;
 }

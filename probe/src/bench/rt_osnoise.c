@@ -131,24 +131,13 @@ int osm_rt_osnoise_run(struct osm_ctx *ctx, uint64_t batch)
 	return OSM_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 void osm_rt_osnoise_teardown(struct osm_ctx *ctx)
 {
 	struct osnoise *o = ctx->priv;
 	if (!o)
 		return;
 	osm_rt_end(ctx, &o->env);
-	double med = NAN;
-	if (o->n_gaps) {
-		qsort(o->gaps, o->n_gaps, sizeof(double), cmp_double);
-		size_t n = o->n_gaps;
-		med = n % 2 ? o->gaps[n / 2] : (o->gaps[n / 2 - 1] + o->gaps[n / 2]) / 2;
-	}
+	double med = osm_sort_median(o->gaps, o->n_gaps); /* NAN for none */
 	double secs = o->loop_s;
 	osm_add_extra(ctx, "noise_ns_per_s", secs > 0 ? o->noise_ns / secs : NAN);
 	osm_add_extra(ctx, "gaps_per_s", secs > 0 ? (double)o->gaps_total / secs : NAN);

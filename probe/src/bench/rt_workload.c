@@ -66,12 +66,6 @@ struct workload {
 	double resp_sum, resp_max;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int bad_checksum(struct osm_ctx *ctx, const struct osm_rt_kernel *k, uint32_t got)
 {
 	return osm_fail(ctx, OSM_ERROR, "kernel %s returned checksum 0x%08" PRIx32 ", expected 0x%08" PRIx32
@@ -107,8 +101,7 @@ int osm_rt_workload_setup(struct osm_ctx *ctx)
 			return st;
 		}
 	}
-	qsort(t, CALIBRATION_JOBS, sizeof(double), cmp_double);
-	w->unstressed_median = t[CALIBRATION_JOBS / 2];
+	w->unstressed_median = osm_sort_median(t, CALIBRATION_JOBS);
 	int64_t p = osm_param_int(ctx, "period_us") * 1000;
 	w->period_ns = p ? p : (int64_t)ceil(2 * w->unstressed_median);
 	if (w->period_ns < 1)
@@ -174,12 +167,7 @@ void osm_rt_workload_teardown(struct osm_ctx *ctx)
 	if (!w)
 		return;
 	osm_rt_end(ctx, &w->env);
-	double med = NAN;
-	if (w->n_resp) {
-		qsort(w->resp, w->n_resp, sizeof(double), cmp_double);
-		size_t n = w->n_resp;
-		med = n % 2 ? w->resp[n / 2] : (w->resp[n / 2 - 1] + w->resp[n / 2]) / 2;
-	}
+	double med = osm_sort_median(w->resp, w->n_resp); /* NAN for none */
 	osm_add_extra(ctx, "period_ns", (double)w->period_ns);
 	osm_add_extra(ctx, "deadline_ns", (double)w->deadline_ns);
 	osm_add_extra(ctx, "misses", (double)w->misses);
