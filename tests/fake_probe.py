@@ -150,23 +150,30 @@ def net_value(name, key, text):
     return n
 
 
-def net_instances(names, assignments):
-    """(name, params) per instance: names outermost, then keys in order of first appearance."""
+def cross_instances(names, assignments, strings, keys_of, value):
+    """(name, params) per instance: names outermost, then keys in order of first
+    appearance, each --param's values crossed with the others (as the probe's
+    own lists); keys_of(name) gives a benchmark's keys and defaults,
+    value(name, key, text) parses and checks one value."""
     given = {}
     for a in assignments:
-        key, _, value = a.partition("=")
-        values = [value] if key in NET_STRINGS else value.split(",")
+        key, _, text = a.partition("=")
+        values = [text] if key in strings else text.split(",")
         given.setdefault(key, [])
         given[key] += [v for v in values if v not in given[key]]
     out = []
     for name in names:
-        keys = {**NET[name], **NET_COMMON}
-        insts = [{k: net_value(name, k, v) for k, v in keys.items()}]
+        keys = keys_of(name)
+        insts = [{k: value(name, k, v) for k, v in keys.items()}]
         for key, values in given.items():
             if key in keys:
-                insts = [dict(i, **{key: net_value(name, key, v)}) for i in insts for v in values]
+                insts = [dict(i, **{key: value(name, key, v)}) for i in insts for v in values]
         out += [(name, i) for i in insts]
     return out
+
+
+def net_instances(names, assignments):
+    return cross_instances(names, assignments, NET_STRINGS, lambda n: {**NET[n], **NET_COMMON}, net_value)
 
 
 def net_record(name, params):
@@ -252,22 +259,8 @@ def rt_value(key, text):
 
 
 def rt_instances(names, assignments):
-    """(name, params) per instance, as net_instances: names outermost, keys in order of first appearance."""
-    given = {}
-    for a in assignments:
-        key, _, value = a.partition("=")
-        values = [value] if key in RT_STRINGS else value.split(",")
-        given.setdefault(key, [])
-        given[key] += [v for v in values if v not in given[key]]
-    out = []
-    for name in names:
-        keys = {**RT[name], **RT_COMMON}
-        insts = [{k: rt_value(k, v) for k, v in keys.items()}]
-        for key, values in given.items():
-            if key in keys:
-                insts = [dict(i, **{key: rt_value(key, v)}) for i in insts for v in values]
-        out += [(name, i) for i in insts]
-    return out
+    return cross_instances(names, assignments, RT_STRINGS, lambda n: {**RT[n], **RT_COMMON},
+                           lambda _name, key, text: rt_value(key, text))
 
 
 def rt_catalog_entries():

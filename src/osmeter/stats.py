@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -245,12 +245,20 @@ def median_tau(
     s0 = lag_sum(0)
     if not s0 > 0:
         return 1.0
+    return geyer_tau(lambda k: lag_sum(k) / s0, n, top)
+
+
+def geyer_tau(rho: Callable[[int], float], n: int, top: int) -> float:
+    """tau from the autocorrelations rho(k) of a series of n, lags 0 .. top:
+    Geyer's initial monotone sequence and the small-window correction, the
+    last two steps of median_tau's definition (twosample.integrated_tau
+    shares them)."""
     sum_g = 0.0
     prev = math.inf
     pairs = 0
     while 2 * pairs + 1 <= top:
         k = 2 * pairs
-        g = lag_sum(k) / s0 + lag_sum(k + 1) / s0
+        g = rho(k) + rho(k + 1)
         if not g > 0:
             break
         g = min(g, prev)

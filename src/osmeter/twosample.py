@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .stats import TAU_MAX_LAG, FloatArray, as_samples, t_cdf
+from .stats import TAU_MAX_LAG, FloatArray, as_samples, geyer_tau, t_cdf
 
 @dataclass(frozen=True)
 class BrownForsythe:
@@ -85,21 +85,7 @@ def integrated_tau(samples: Sequence[float] | FloatArray, max_lag: int = TAU_MAX
     if not acov[0] > 0:
         return 1.0
     rho = acov / acov[0]
-    top = min(n - 1, max_lag)
-    sum_g, prev, pairs = 0.0, math.inf, 0
-    while 2 * pairs + 1 <= top:
-        g = float(rho[2 * pairs] + rho[2 * pairs + 1])
-        if not g > 0:
-            break
-        g = min(g, prev)
-        sum_g += g
-        prev = g
-        pairs += 1
-    if pairs == 0:
-        return 1.0
-    last = 2 * pairs - 1
-    keep = max(0.5, 1.0 - (2 * last + 1) / n)
-    return min(max(1.0, (-1.0 + 2.0 * sum_g) / keep), float(n))
+    return geyer_tau(lambda k: float(rho[k]), n, min(n - 1, max_lag))
 
 
 def deviation_tau(samples: Sequence[float] | FloatArray) -> float:
