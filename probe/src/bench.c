@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "profile.h"
 #include "parse.h"
 
 /* The value of a parameter the benchmark declared; asking for one it did
@@ -116,12 +117,16 @@ void osm_count_begin(struct osm_ctx *ctx)
 {
 	if (ctx->counters && ctx->counting)
 		osm_counters_enable(ctx->counters);
+	if (ctx->profile && ctx->counting)
+		osm_profile_enable(ctx->profile);
 }
 
 void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
 {
 	if (ctx->counters && ctx->counting)
 		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+	if (ctx->profile && ctx->counting)
+		osm_profile_disable(ctx->profile, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -71,6 +71,7 @@ struct osm_pval {
 
 struct osm_bench;
 struct osm_counters; /* counters.h */
+struct osm_profile;  /* profile.h */
 
 /* A named fact in words a benchmark adds to its record ("info" in the
  * schema): the file system it measured, the cache-bypass method used. */
@@ -106,6 +107,9 @@ struct osm_ctx {
 	 * and enabled around each timed sampling batch; NULL when off.
 	 * Benchmarks never touch it. */
 	struct osm_counters *counters;
+	/* Harness only (osmeter-probe hotspots): the profile, opened, enabled
+	 * and finished exactly as the counters are; NULL when off. */
+	struct osm_profile *profile;
 	/* Self-timed benchmarks whose value is per sub-operation of what
 	 * run() repeats (ctxsw: a context switch, while run() does round
 	 * trips): sub-operations per repetition, set in setup(); 0 means 1.

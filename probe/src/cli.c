@@ -29,6 +29,9 @@ void osm_cli_usage(FILE *f)
 		"                     [--counters LIST] [--lebench-exact] [--budget-fraction F]\n"
 		"                     [--inject-ns NAME=NS]\n"
 		"                     [-o FILE] [--quiet] [--die-with-parent]\n"
+		"       osmeter-probe hotspots NAME... [run's options] [--profile sample|function]\n"
+		"                     [--event auto|cpu-clock|cycles] [--frequency HZ] [--buffer-kb KB]\n"
+		"                     [--folded FILE]\n"
 		"       osmeter-probe serve [--listen ADDR[:PORT]] [--token T | --token-file F]\n"
 		"                     [--max-sessions N] [--session-time S] [--session-bytes B] [--quiet]\n"
 		"       osmeter-probe sysinfo [--json]\n"
@@ -66,6 +69,8 @@ struct pstate {
 	int sweep, mlock, die, quiet, lebench_exact;
 	double min_time, max_time, rse, fraction; /* -1: not given */
 	int64_t min_samples, max_samples, fifo;
+	int64_t frequency, buffer_kb; /* -1: not given */
+	const char *profile_opt; /* a profile option given (for run's error) */
 	const char **given; /* per option: its value, to refuse a second, different one */
 };
 
@@ -249,6 +254,40 @@ static int opt_counters(const struct optdef *d, const char *arg, struct pstate *
 	return 0;
 }
 
+static int opt_profile(const struct optdef *d, const char *arg, struct pstate *st, char *err, size_t len)
+{
+	(void)d;
+	if (osm_profile_parse_mode(arg, &st->o->profile.mode)) {
+		snprintf(err, len, "--profile: unknown mode '%s'; allowed: sample, function", arg);
+		return -1;
+	}
+	st->profile_opt = "--profile";
+	return 0;
+}
+
+static int opt_event(const struct optdef *d, const char *arg, struct pstate *st, char *err, size_t len)
+{
+	(void)d;
+	if (osm_profile_parse_event(arg, &st->o->profile.event)) {
+		snprintf(err, len, "--event: unknown event '%s'; allowed: auto, cpu-clock, cycles", arg);
+		return -1;
+	}
+	st->profile_opt = "--event";
+	return 0;
+}
+
+static int opt_folded(const struct optdef *d, const char *arg, struct pstate *st, char *err, size_t len)
+{
+	(void)d;
+	if (!*arg || strlen(arg) >= PATH_MAX) {
+		snprintf(err, len, "--folded: give a file name of 1 to %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	st->o->profile.folded = arg;
+	st->profile_opt = "--folded";
+	return 0;
+}
+
 #define PS(f) offsetof(struct pstate, f)
 static const struct optdef opt_table[] = {
 	{"suite", 1, opt_suite, 0, 0, 0, NULL, 0},
@@ -270,6 +309,11 @@ static const struct optdef opt_table[] = {
 	{"lebench-exact", 0, opt_flag, PS(lebench_exact), 0, 0, NULL, 1},
 	{"budget-fraction", 1, opt_double, PS(fraction), 0.01, 1, " (the share of the suite's budget, 0.01..1)", 0},
 	{"inject-ns", 1, opt_inject, 0, 0, 0, NULL, 0},
+	{"profile", 1, opt_profile, 0, 0, 0, NULL, 0},
+	{"event", 1, opt_event, 0, 0, 0, NULL, 0},
+	{"frequency", 1, opt_int, PS(frequency), 1, 100000, " (samples per second)", 0},
+	{"buffer-kb", 1, opt_int, PS(buffer_kb), 1024, 4194304, " (KiB of trace buffer per CPU)", 0},
+	{"folded", 1, opt_folded, 0, 0, 0, NULL, 0},
 };
 #define N_OPTS (sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -483,8 +527,11 @@ static int make_instances(int argc, char **argv, struct pstate *st, char *err, s
 int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len)
 {
 	struct pstate st = {.o = o, .min_time = -1, .max_time = -1, .rse = -1, .fraction = 1,
-			    .min_samples = -1, .max_samples = -1};
+			    .min_samples = -1, .max_samples = -1, .frequency = -1, .buffer_kb = -1};
 	memset(o, 0, sizeof(*o));
+	o->hotspots = argc > 0 && !strcmp(argv[0], "hotspots");
+	o->profile.mode = OSM_PROF_SAMPLE;
+	o->profile.event = OSM_PROF_AUTO;
 	o->cpu = -1;
 	st.params = calloc((size_t)argc + 1, sizeof(*st.params));
 	st.given = calloc(N_OPTS, sizeof(*st.given));
@@ -495,8 +542,18 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 		rc = make_instances(argc, argv, &st, err, len);
 	free(st.params);
 	free(st.given);
+	if (!rc && !o->hotspots && (st.profile_opt || st.frequency >= 0 || st.buffer_kb >= 0)) {
+		snprintf(err, len, "%s is an option of `osmeter-probe hotspots`, not of run",
+			 st.profile_opt ? st.profile_opt : st.frequency >= 0 ? "--frequency" : "--buffer-kb");
+		osm_cli_free_run(o);
+		rc = -1;
+	}
 	if (rc)
 		return -1;
+	/* 999 Hz, not 1000: out of step with the scheduler tick, whose work
+	 * would otherwise be sampled too often or never. */
+	o->profile.frequency = st.frequency >= 0 ? (int)st.frequency : 999;
+	o->profile.buffer_kb = st.buffer_kb >= 0 ? (int)st.buffer_kb : 32768;
 	o->fifo = (int)st.fifo;
 	o->mlock = st.mlock;
 	o->die_with_parent = st.die;

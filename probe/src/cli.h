@@ -9,6 +9,7 @@
 #include "counters.h"
 #include "harness.h"
 #include "peer.h"
+#include "profile.h"
 
 struct osm_run_opts {
 	struct osm_instance *instances; /* what to run, in order (owned) */
@@ -29,12 +30,14 @@ struct osm_run_opts {
 	double inject_ns;
 	int have_counters;       /* --counters given */
 	struct osm_counter_spec counters; /* its validated list */
+	int hotspots;            /* the `hotspots` command: every instance is profiled */
+	struct osm_profile_spec profile; /* --profile, --event, --frequency, --buffer-kb, --folded */
 };
 
 /* Default budgets per suite (a named run uses "standard"). */
 void osm_budget_for_suite(const char *suite, struct osm_budget *b);
 
-/* Parses argv after "run". Returns 0, or -1 with the message in err. */
+/* Parses argv from "run" or "hotspots" (argv[0]) on. Returns 0, or -1 with the message in err. */
 int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, size_t len);
 void osm_cli_free_run(struct osm_run_opts *o);
 void osm_cli_usage(FILE *f);

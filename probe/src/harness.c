@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "counters.h"
+#include "profile.h"
 
 /* Operations at least this long are timed one by one (DESIGN 4.2) ... */
 #define ONE_BY_ONE_NS 1000.0
@@ -312,15 +313,19 @@ static double step_floor(const struct osm_ctx *ctx, const struct osm_measurement
  * OSM_SELF_COUNTED benchmark brackets its timed part itself. */
 static double counted_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
 {
-	int whole = ctx->counters && !(ctx->bench->flags & OSM_SELF_COUNTED);
-	if (whole)
+	int whole = !(ctx->bench->flags & OSM_SELF_COUNTED);
+	if (whole && ctx->counters)
 		osm_counters_enable(ctx->counters);
+	if (whole && ctx->profile)
+		osm_profile_enable(ctx->profile);
 	ctx->counting = 1;
 	double t = time_batch(ctx, batch, st);
 	ctx->counting = 0;
-	if (whole)
-		osm_counters_disable(ctx->counters,
-				     t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+	uint64_t ops = t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1);
+	if (whole && ctx->profile)
+		osm_profile_disable(ctx->profile, ops);
+	if (whole && ctx->counters)
+		osm_counters_disable(ctx->counters, ops);
 	return t;
 }
 
@@ -407,6 +412,8 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 	 * members, workers) is not counted; see counters.h. */
 	if (ctx->counters)
 		osm_counters_open(ctx->counters);
+	if (ctx->profile)
+		osm_profile_open(ctx->profile);
 
 	uint64_t batch = 1;
 	st = calibrate(ctx, b, t_start, &batch, &m->target_batch_ns, &m->calibrated);
@@ -428,6 +435,8 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 	m->rse = rse;
 	if (ctx->counters)
 		osm_counters_finish(ctx->counters);
+	if (ctx->profile)
+		osm_profile_finish(ctx->profile);
 	if (bn->teardown)
 		bn->teardown(ctx);
 	m->elapsed_s = now_s() - t_start;

@@ -33,6 +33,7 @@
 #include "harness.h"
 #include "log.h"
 #include "peer.h"
+#include "profile.h"
 #include "sysinfo.h"
 
 enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2, EXIT_CANNOT_RUN = 3 };
@@ -113,7 +114,7 @@ static void emit_meta(struct osm_json *j, const struct osm_run_opts *o, int cpu,
 	osm_json_record_begin(j, "meta");
 	osm_json_int(j, "schema", OSM_SCHEMA_VERSION);
 	osm_json_str(j, "probe_version", OSM_VERSION);
-	osm_json_str(j, "command", "run");
+	osm_json_str(j, "command", o->hotspots ? "hotspots" : "run");
 	osm_json_str(j, "suite", o->suite);
 	osm_json_str(j, "start_time", ts);
 	osm_json_obj_begin(j, "clock");
@@ -256,6 +257,21 @@ static void emit_measurement(struct osm_json *j, const char *name, const struct 
 	osm_json_record_end(j);
 }
 
+/* The `profile` record after a result (hotspots; docs/schema.md), and the
+ * folded stacks in --folded's file. */
+static void emit_profile(struct osm_json *j, const char *name, const struct osm_instance *in,
+			 const struct osm_profile *p, const char *folded)
+{
+	emit_head(j, "profile", name, in);
+	osm_profile_write(j, p);
+	osm_json_record_end(j);
+	if (!folded)
+		return;
+	FILE *f = fopen(folded, "w");
+	if (!f || osm_profile_write_folded(f, p) || fclose(f))
+		osm_warn("cannot write the folded stacks to %s: %s", folded, strerror(errno));
+}
+
 /* The `counters` record after a result (--counters; docs/schema.md). */
 static void emit_counters(struct osm_json *j, const char *name, const struct osm_instance *in,
 			  const struct osm_counters *c)
@@ -286,6 +302,8 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 		ctx.inject_ns = o->inject_ns;
 	if (cspec && !(ctx.counters = osm_counters_new(cspec)))
 		osm_warn("%s: no memory for the counters; running without them", name);
+	if (o->hotspots && !(ctx.profile = osm_profile_new(&o->profile)))
+		osm_warn("%s: no memory for the profile; running without it", name);
 
 	enum osm_status st;
 	struct osm_measurement m;
@@ -299,6 +317,8 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 		emit_measurement(j, name, in, &ctx, &m, budget, rs);
 		if (ctx.counters)
 			emit_counters(j, name, in, ctx.counters);
+		if (ctx.profile)
+			emit_profile(j, name, in, ctx.profile, o->profile.folded);
 	} else {
 		emit_head(j, st == OSM_SKIP ? "skip" : "error", name, in);
 		osm_json_str(j, st == OSM_SKIP ? "reason" : "message", ctx.msg[0] ? ctx.msg : "unknown");
@@ -307,6 +327,7 @@ static int run_one(struct osm_json *j, const struct osm_instance *in, int cpu,
 	}
 	osm_measurement_free(&m);
 	osm_counters_free(ctx.counters);
+	osm_profile_free(ctx.profile);
 	osm_cleanup_count(st);
 	if (!osm_log_quiet && st != OSM_OK)
 		osm_info("%s: %s: %s", name, st == OSM_SKIP ? "skip" : "error", ctx.msg);
@@ -388,6 +409,11 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	osm_log_quiet = o.quiet;
+	if (o.hotspots && o.profile.folded && o.n_instances != 1) {
+		osm_err("--folded writes one profile: name one benchmark instance (%d given)", o.n_instances);
+		osm_cli_free_run(&o);
+		return EXIT_USAGE;
+	}
 	/* The least busy CPU is sampled over the clock's 50 ms calibration
 	 * (a sleep), not over 50 ms more: the probe starts in 50 ms, not 100. */
 	if (o.cpu < 0)
@@ -488,7 +514,7 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "list"))
 		return cmd_list(argc - 2, argv + 2);
-	if (!strcmp(cmd, "run"))
+	if (!strcmp(cmd, "run") || !strcmp(cmd, "hotspots"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(argc - 2, argv + 2);
@@ -502,7 +528,7 @@ int main(int argc, char **argv)
 		osm_cli_usage(stdout);
 		return EXIT_OK;
 	}
-	osm_err("unknown command '%s'; allowed: list, run, serve, sysinfo, version, help", cmd);
+	osm_err("unknown command '%s'; allowed: list, run, hotspots, serve, sysinfo, version, help", cmd);
 	osm_cli_usage(stderr);
 	return EXIT_USAGE;
 }

@@ -1,0 +1,61 @@
+/* profile_int.h - what profile.c shares with its two back ends
+ * (profile_perf.c, profile_ftrace.c). */
+#ifndef OSM_PROFILE_INT_H
+#define OSM_PROFILE_INT_H
+
+#include "profile.h"
+
+/* A string -> weight table (the folded stacks; the call counts). */
+struct osm_strmap {
+	char **keys;
+	uint64_t *vals;
+	size_t cap, n;
+};
+int osm_strmap_add(struct osm_strmap *m, const char *key, uint64_t w); /* 0, -1: out of memory */
+void osm_strmap_free(struct osm_strmap *m);
+
+#define OSM_PROF_NOTES 6
+
+struct osm_profile {
+	struct osm_profile_spec spec;
+	const char *status;      /* "ok", "unsupported", "empty" */
+	char reason[600];
+	const char *event_name;  /* "cpu-clock", "cycles", "ftrace:function" */
+	const char *weight_unit; /* "samples", "ns" */
+	int kernel;              /* kernel stacks recorded */
+	char kernel_reason[300];
+	char sym_kernel[16];     /* "kallsyms", "hidden", "unavailable" */
+	char sym_reason[400];
+	uint64_t samples, lost, ops, batches;
+	double start_ns, end_ns, enabled_ns, t_enable;
+	int active;              /* enabled now */
+	struct osm_strmap stacks;
+	struct osm_strmap calls;
+	int have_calls;
+	char notes[OSM_PROF_NOTES][300];
+	int n_notes;
+	void *impl;
+};
+
+void osm_prof_note(struct osm_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A frame name made safe for the folded format (';' and newlines become ':'
+ * and ' '), with "_[k]" appended for kernel frames, appended to buf at *off. */
+void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int kernel);
+
+/* Back ends. */
+void osm_prof_perf_open(struct osm_profile *p);
+void osm_prof_perf_enable(struct osm_profile *p);
+void osm_prof_perf_disable(struct osm_profile *p);
+void osm_prof_perf_finish(struct osm_profile *p);
+void osm_prof_perf_free(struct osm_profile *p);
+void osm_prof_ftrace_open(struct osm_profile *p);
+void osm_prof_ftrace_enable(struct osm_profile *p);
+void osm_prof_ftrace_disable(struct osm_profile *p);
+void osm_prof_ftrace_finish(struct osm_profile *p);
+void osm_prof_ftrace_free(struct osm_profile *p);
+/* Unit tests: parses trace_pipe text as if read from the instance, the
+ * measuring process being self_pid. 0, or -1: out of memory. */
+int osm_prof_ftrace_feed_text(struct osm_profile *p, const char *text, int self_pid);
+
+#endif
