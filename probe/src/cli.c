@@ -542,6 +542,12 @@ int osm_cli_parse_run(int argc, char **argv, struct osm_run_opts *o, char *err, 
 		rc = make_instances(argc, argv, &st, err, len);
 	free(st.params);
 	free(st.given);
+	if (!rc && o->hotspots && o->have_counters) {
+		snprintf(err, len, "--counters is an option of run, not of hotspots (a profile and counters "
+			 "would switch each other's events)");
+		osm_cli_free_run(o);
+		rc = -1;
+	}
 	if (!rc && !o->hotspots && (st.profile_opt || st.frequency >= 0 || st.buffer_kb >= 0)) {
 		snprintf(err, len, "%s is an option of `osmeter-probe hotspots`, not of run",
 			 st.profile_opt ? st.profile_opt : st.frequency >= 0 ? "--frequency" : "--buffer-kb");
