@@ -47,6 +47,7 @@ CASES = (
 # do untimed work between (getrusage, seeks): perf's window holds that work,
 # osmeter's profile does not (which is the point of profiling the timed
 # region), so their shares are not comparable this way and they are not cases.
+_ADDRESS = re.compile(r"^0x[0-9a-f]+(_\[k\])?$")
 _PERF_ROW = re.compile(r"^\s*([\d.]+)%\s+([\d.]+)%\s+\[(k|\.)\]\s+(.+?)\s*$")
 
 
@@ -103,7 +104,11 @@ def one_case(perf: str, probe: str, bench: str, params: list[str], args: argpars
         b = probe_profile(b_out)
         theirs, n_perf = perf_shares(perf, data, b["window"])
         ours_a, ours_b = our_shares(a["stacks"]), our_shares(b["stacks"])
-        top = [f for f in sorted(theirs, key=theirs.get, reverse=True) if not f.startswith("[unknown]")][:10]
+        # Unresolvable frames ([unknown], a bare address: a word of the user
+        # stack taken for a return address without frame pointers) are not
+        # functions.
+        top = [f for f in sorted(theirs, key=theirs.get, reverse=True)
+               if not f.startswith("[unknown]") and not _ADDRESS.match(f)][:10]
         print(f"{bench} {' '.join(params)} round {rnd + 1}: perf {n_perf} samples in the window, "
               f"osmeter {a['samples']} (run A) / {b['samples']} (run B)")
         print(f"  {'function':44} {'perf %':>7} {'A %':>7} {'B %':>7} {'A-perf':>7} {'B-perf':>7}")

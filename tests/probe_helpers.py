@@ -99,7 +99,7 @@ def run_probe(probe: str, *args: str, timeout: float = 120, jsonl: bool = True, 
     """Run the probe; with jsonl, every stdout line must be a JSON object."""
     p = subprocess.run([probe, *args], capture_output=True, text=True, timeout=timeout, **kw)
     records = []
-    if jsonl and args and args[0] == "run":
+    if jsonl and args and args[0] in ("run", "hotspots"):
         for line in p.stdout.splitlines():
             records.append(json.loads(line))
     return ProbeRun(p.returncode, records, p.stdout, p.stderr)

@@ -1,16 +1,21 @@
-/* profile_perf.c - the "sample" back end of profile.h: perf_event_open
- * sampling events (cycles where the PMU has them, else cpu-clock), one per
- * CPU, on the probe's measuring thread and inherited by what it starts, with
- * kernel and user call chains and CLOCK_MONOTONIC timestamps; read from their
- * ring buffers between timed batches and folded into stacks when the profile
- * ends.
+/* profile_perf.c - the "sample" back end of profile.h: one perf_event_open
+ * sampling event (cycles where the PMU has them, else cpu-clock) on the
+ * probe's measuring thread, with kernel and user call chains and
+ * CLOCK_MONOTONIC timestamps, read from its ring buffer between timed batches
+ * and folded into stacks when the profile ends.
  *
- * The timed region: the events run from open (after setup()) to finish
+ * The timed region: the event runs from open (after setup()) to finish
  * (before teardown()), and a sample is kept only when its timestamp falls in
- * a timed batch (the intervals osm_profile_enable/disable mark). They are not
- * switched on and off around each batch: enabling an event of another CPU
- * takes an IPI, and with short batches that switching was most of what the
- * profile saw (85 % of file.read's samples were in prctl's IPI). */
+ * a timed batch (the intervals osm_profile_enable/disable mark). It is not
+ * switched on and off around each batch: with short batches the switching
+ * was most of what the profile saw (85 % of file.read's samples were in the
+ * IPIs of per-CPU events being enabled).
+ *
+ * Only the measuring thread: events inherited by the processes a benchmark
+ * forks (perf record's per-CPU inherited events) lose most of their samples
+ * when the parent forks in a loop (task.fork touched_mib=64: perf record got
+ * 84 samples of a 1.5 s run, per-thread 440), so children and threads are
+ * not followed (docs/methods/hotspots.md). */
 #include "profile_int.h"
 
 #include <errno.h>
@@ -35,29 +40,15 @@
 
 #ifdef OSM_HAVE_PERF_EVENT
 
-#define MAX_COMMS 64
-#define EXEC_PIDS 4096
-
-/* A distinct call chain: words[off] = class, words[off+1] = nr, then nr ips.
- * Class 0: the probe itself; 1: a process it forked; 2 + i: a process that
- * exec'd the program comms[i]. */
+/* A distinct call chain: words[off] = nr, then nr ips. */
 struct chain {
 	uint64_t hash, off, count;
 };
 
-/* One event per CPU: the kernel refuses to map the buffer of an inherited
- * event that follows a task on every CPU (cpu = -1), as perf record does. */
-#define MAX_CPUS 1024
-
-struct ring {
+struct perf_state {
 	int fd;
 	void *base;
-};
-
-struct perf_state {
-	struct ring ring[MAX_CPUS];
-	int n_ring;
-	size_t data_size; /* bytes of each data area (a power of 2) */
+	size_t data_size; /* bytes of the data area (a power of 2) */
 	uint64_t *iv;     /* timed batches: [start, end) CLOCK_MONOTONIC ns pairs, in order */
 	size_t n_iv, cap_iv;
 	uint64_t iv_start; /* the open batch's start */
@@ -66,11 +57,6 @@ struct perf_state {
 	size_t n_words, cap_words;
 	struct chain *tab;
 	size_t tab_cap, tab_n;
-	int exec_pid[EXEC_PIDS]; /* processes that exec'd, with their comm index */
-	int exec_comm[EXEC_PIDS];
-	char comms[MAX_COMMS][16];
-	int n_comms;
-	pid_t self;
 	struct osm_ksyms *ks;
 };
 
@@ -86,7 +72,7 @@ static int paranoid(void)
 	return v;
 }
 
-static int open_event(const struct osm_profile *p, int cycles, int exclude_kernel, int cpu)
+static int open_event(const struct osm_profile *p, int cycles, int exclude_kernel)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -98,18 +84,24 @@ static int open_event(const struct osm_profile *p, int cycles, int exclude_kerne
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_CPU_CLOCK;
 	}
-	a.freq = 1;
-	a.sample_freq = (uint64_t)p->spec.frequency;
+	if (cycles) {
+		a.freq = 1;
+		a.sample_freq = (uint64_t)p->spec.frequency;
+	} else {
+		/* cpu-clock counts nanoseconds: a fixed period is the frequency
+		 * exactly (frequency mode re-estimates the period at each tick,
+		 * and a task that sleeps between short batches, such as a fork
+		 * waiting for its child, got 2-4 samples a second from it). */
+		a.sample_period = 1000000000u / (uint64_t)p->spec.frequency;
+	}
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.disabled = 1;
-	a.inherit = 1;
-	a.comm = 1;
 	a.exclude_kernel = exclude_kernel ? 1 : 0;
 	a.exclude_hv = 1;
 	a.exclude_callchain_kernel = exclude_kernel ? 1 : 0;
-	return (int)syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static const char *why(int err)
@@ -166,7 +158,7 @@ void osm_prof_perf_open(struct osm_profile *p)
 		return;
 	}
 	p->impl = s;
-	s->self = getpid();
+	s->fd = -1;
 	s->ks = load_ksyms(p->sym_reason, sizeof(p->sym_reason));
 	snprintf(p->sym_kernel, sizeof(p->sym_kernel), "%s",
 		 s->ks ? "kallsyms" : strstr(p->sym_reason, "hides") ? "hidden" : "unavailable");
@@ -174,7 +166,7 @@ void osm_prof_perf_open(struct osm_profile *p)
 	int fd = -1, err = 0, tried_cycles = p->spec.event != OSM_PROF_CPU_CLOCK;
 	for (int excl = 0; excl < 2 && fd < 0; excl++) {
 		if (tried_cycles) {
-			fd = open_event(p, 1, excl, 0);
+			fd = open_event(p, 1, excl);
 			err = errno;
 			if (fd >= 0) {
 				p->event_name = "cycles";
@@ -186,7 +178,7 @@ void osm_prof_perf_open(struct osm_profile *p)
 			}
 		}
 		if (fd < 0 && p->spec.event != OSM_PROF_CYCLES) {
-			fd = open_event(p, 0, excl, 0);
+			fd = open_event(p, 0, excl);
 			err = errno;
 			p->event_name = "cpu-clock";
 		}
@@ -207,52 +199,25 @@ void osm_prof_perf_open(struct osm_profile *p)
 	}
 	if (!strcmp(p->event_name, "cpu-clock") && p->spec.event == OSM_PROF_AUTO)
 		osm_prof_note(p, "cycles cannot be sampled here (no hardware PMU): sampled cpu-clock instead");
-	close(fd); /* the choice is made: now one event per CPU */
-	int cycles = !strcmp(p->event_name, "cycles");
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
-	if (ncpu < 1)
-		ncpu = 1;
-	if (ncpu > MAX_CPUS)
-		ncpu = MAX_CPUS;
-	/* 32 MiB of buffers in all, at most 16 MiB each, at least 8 pages;
-	 * smaller when the locked-memory limit (perf_event_mlock_kb) refuses. */
-	size_t pages = 4096;
-	while (pages > 8 && pages * (size_t)page * (size_t)ncpu > ((size_t)32 << 20))
-		pages /= 2;
-	for (long c = 0; c < ncpu; c++) {
-		int f = open_event(p, cycles, !p->kernel, (int)c);
-		if (f < 0)
-			continue; /* an offline CPU */
-		void *b = MAP_FAILED;
-		for (; pages >= 8; pages /= 2) {
-			b = mmap(NULL, (pages + 1) * (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-			if (b != MAP_FAILED)
-				break;
+	s->fd = fd;
+	/* The ring buffer: 16 MiB, or as much as the locked-memory limit
+	 * (perf_event_mlock_kb for an unprivileged user) allows. */
+	long page = sysconf(_SC_PAGESIZE);
+	for (size_t pages = 4096; pages >= 8 && !s->base; pages /= 2) {
+		void *b = mmap(NULL, (pages + 1) * (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (b != MAP_FAILED) {
+			s->base = b;
+			s->data_size = pages * (size_t)page;
 		}
-		if (b == MAP_FAILED) {
-			close(f);
-			osm_prof_unsupported(p, "cannot map the sampling buffer: %s (perf_event_mlock_kb is too small "
-					     "for this user?)", strerror(errno));
-			return;
-		}
-		if (s->n_ring && pages * (size_t)page != s->data_size) {
-			/* a smaller size was needed: all rings get it */
-			munmap(b, (pages + 1) * (size_t)page);
-			close(f);
-			osm_prof_unsupported(p, "the sampling buffers do not fit the locked-memory limit");
-			return;
-		}
-		s->data_size = pages * (size_t)page;
-		s->ring[s->n_ring++] = (struct ring){f, b};
 	}
-	if (!s->n_ring) {
-		osm_prof_unsupported(p, "%s", why(errno));
+	if (!s->base) {
+		osm_prof_unsupported(p, "cannot map the sampling buffer: %s (perf_event_mlock_kb is too small for "
+				     "this user: raise it, or run as root)", strerror(errno));
 		return;
 	}
 	/* Running from now on; samples outside the timed batches are dropped
 	 * when read (the file's comment says why not switched per batch). */
-	for (int i = 0; i < s->n_ring; i++)
-		ioctl(s->ring[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 static uint64_t mono_now(void)
@@ -310,10 +275,10 @@ static int tab_grow(struct perf_state *s)
 	return 0;
 }
 
-/* Adds one sample's chain (class, nr, ips) to the table. */
-static void add_chain(struct osm_profile *p, struct perf_state *s, uint64_t class, const uint64_t *ips, uint64_t nr)
+/* Adds one sample's chain (nr, ips) to the table. */
+static void add_chain(struct osm_profile *p, struct perf_state *s, const uint64_t *ips, uint64_t nr)
 {
-	size_t need = (size_t)nr + 2;
+	size_t need = (size_t)nr + 1;
 	if (s->n_words + need > s->cap_words) {
 		size_t cap = s->cap_words ? s->cap_words * 2 : 1 << 16;
 		while (cap < s->n_words + need)
@@ -327,9 +292,8 @@ static void add_chain(struct osm_profile *p, struct perf_state *s, uint64_t clas
 		s->cap_words = cap;
 	}
 	uint64_t *w = s->words + s->n_words;
-	w[0] = class;
-	w[1] = nr;
-	memcpy(w + 2, ips, (size_t)nr * sizeof(*ips));
+	w[0] = nr;
+	memcpy(w + 1, ips, (size_t)nr * sizeof(*ips));
 	if ((s->tab_n + 1) * 2 > s->tab_cap && tab_grow(s)) {
 		p->lost++;
 		return;
@@ -337,7 +301,7 @@ static void add_chain(struct osm_profile *p, struct perf_state *s, uint64_t clas
 	uint64_t h = hash_words(w, need);
 	size_t k = h & (s->tab_cap - 1);
 	while (s->tab[k].count &&
-	       (s->tab[k].hash != h || s->words[s->tab[k].off + 1] != nr ||
+	       (s->tab[k].hash != h || s->words[s->tab[k].off] != nr ||
 		memcmp(s->words + s->tab[k].off, w, need * sizeof(*w))))
 		k = (k + 1) & (s->tab_cap - 1);
 	if (!s->tab[k].count) {
@@ -349,18 +313,11 @@ static void add_chain(struct osm_profile *p, struct perf_state *s, uint64_t clas
 	p->samples++;
 }
 
-static int exec_slot(uint32_t pid)
-{
-	return (int)(pid % EXEC_PIDS);
-}
-
 static void on_record(struct osm_profile *p, struct perf_state *s, const struct perf_event_header *h)
 {
 	const unsigned char *b = (const unsigned char *)(h + 1);
 	if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 24) {
-		uint32_t pid;
 		uint64_t nr, t;
-		memcpy(&pid, b, 4);
 		memcpy(&t, b + 8, 8);
 		memcpy(&nr, b + 16, 8);
 		if (sizeof(*h) + 24 + nr * 8 > h->size)
@@ -369,44 +326,23 @@ static void on_record(struct osm_profile *p, struct perf_state *s, const struct 
 			s->outside++;
 			return;
 		}
-		uint64_t class = 0;
-		if ((pid_t)pid != s->self) {
-			int k = exec_slot(pid);
-			class = s->exec_pid[k] == (int)pid ? 2 + (uint64_t)s->exec_comm[k] : 1;
-		}
 		uint64_t ips[PERF_MAX_STACK_DEPTH + 8];
 		if (nr > sizeof(ips) / sizeof(ips[0]))
 			nr = sizeof(ips) / sizeof(ips[0]);
 		memcpy(ips, b + 24, nr * 8);
-		add_chain(p, s, class, ips, nr);
+		add_chain(p, s, ips, nr);
 	} else if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16) {
 		uint64_t lost;
 		memcpy(&lost, b + 8, 8);
 		p->lost += lost;
-	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && h->size > sizeof(*h) + 8) {
-		uint32_t pid;
-		memcpy(&pid, b, 4);
-		char comm[16];
-		size_t n = h->size - sizeof(*h) - 8;
-		snprintf(comm, sizeof(comm), "%.*s", (int)(n < 15 ? n : 15), (const char *)b + 8);
-		int c = 0;
-		while (c < s->n_comms && strcmp(s->comms[c], comm))
-			c++;
-		if (c == s->n_comms && c < MAX_COMMS)
-			snprintf(s->comms[s->n_comms++], sizeof(s->comms[0]), "%s", comm);
-		if (c < MAX_COMMS) {
-			int k = exec_slot(pid);
-			s->exec_pid[k] = (int)pid;
-			s->exec_comm[k] = c;
-		}
 	}
 }
 
 /* Reads every record in the ring buffer. */
-static void drain(struct osm_profile *p, struct perf_state *s, void *base)
+static void drain(struct osm_profile *p, struct perf_state *s)
 {
-	struct perf_event_mmap_page *mp = base;
-	unsigned char *data = (unsigned char *)base + sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *mp = s->base;
+	unsigned char *data = (unsigned char *)s->base + sysconf(_SC_PAGESIZE);
 	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE), tail = mp->data_tail;
 	static unsigned char rec[65536 + 8];
 	while (tail + sizeof(struct perf_event_header) <= head) {
@@ -443,14 +379,12 @@ void osm_prof_perf_disable(struct osm_profile *p)
 	s->n_iv++;
 	/* Emptied between batches once a quarter full, so a long run does
 	 * not overflow them; reading is never inside a timed batch. */
-	for (int i = 0; i < s->n_ring; i++) {
-		struct perf_event_mmap_page *mp = s->ring[i].base;
-		if (__atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE) - mp->data_tail > s->data_size / 4)
-			drain(p, s, s->ring[i].base);
-	}
+	struct perf_event_mmap_page *mp = s->base;
+	if (__atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE) - mp->data_tail > s->data_size / 4)
+		drain(p, s);
 }
 
-/* One chain as a folded stack: process; user frames root first; kernel
+/* One chain as a folded stack: the process; user frames root first; kernel
  * frames root first. */
 static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *us, const uint64_t *w,
 		 uint64_t count)
@@ -458,16 +392,9 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 	static char buf[65536];
 	char name[512];
 	size_t off = 0;
-	uint64_t class = w[0], nr = w[1];
-	const uint64_t *ips = w + 2;
-	if (class == 0)
-		osm_prof_frame(buf, sizeof(buf), &off, "osmeter-probe", 0);
-	else if (class == 1)
-		osm_prof_frame(buf, sizeof(buf), &off, "osmeter-probe (child)", 0);
-	else {
-		snprintf(name, sizeof(name), "%s (child)", s->comms[class - 2]);
-		osm_prof_frame(buf, sizeof(buf), &off, name, 0);
-	}
+	uint64_t nr = w[0];
+	const uint64_t *ips = w + 1;
+	osm_prof_frame(buf, sizeof(buf), &off, "osmeter-probe", 0);
 	/* The two contexts' ranges in ips (leaf first in each). */
 	int64_t ks = -1, ke = -1, usr = -1, ue = -1, *end = NULL;
 	for (uint64_t i = 0; i < nr; i++) {
@@ -486,18 +413,11 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 	}
 	if (end)
 		*end = (int64_t)nr;
-	if (usr >= 0) {
-		if (class >= 2) {
-			snprintf(name, sizeof(name), "[%s]", s->comms[class - 2]);
-			osm_prof_frame(buf, sizeof(buf), &off, name, 0);
-		} else {
-			for (int64_t i = ue - 1; i >= usr; i--) {
-				osm_usyms_name(us, ips[i], name, sizeof(name));
-				osm_prof_frame(buf, sizeof(buf), &off, name, 0);
-			}
-		}
+	for (int64_t i = ue - 1; usr >= 0 && i >= usr; i--) {
+		osm_usyms_name(us, ips[i], name, sizeof(name));
+		osm_prof_frame(buf, sizeof(buf), &off, name, 0);
 	}
-	for (int64_t i = ks >= 0 ? ke - 1 : -1; i >= ks && ks >= 0; i--) {
+	for (int64_t i = ke - 1; ks >= 0 && i >= ks; i--) {
 		const char *k = osm_ksyms_find(s->ks, ips[i]);
 		if (!k) {
 			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ips[i]);
@@ -512,12 +432,10 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 void osm_prof_perf_finish(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
-	if (!s || !s->n_ring)
+	if (!s || !s->base)
 		return;
-	for (int i = 0; i < s->n_ring; i++)
-		ioctl(s->ring[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	for (int i = 0; i < s->n_ring; i++)
-		drain(p, s, s->ring[i].base);
+	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+	drain(p, s);
 	if (s->outside)
 		osm_prof_note(p, "%llu samples outside the timed batches (warm-up, calibration, the harness between "
 			      "batches) were left out", (unsigned long long)s->outside);
@@ -535,10 +453,10 @@ void osm_prof_perf_free(struct osm_profile *p)
 	struct perf_state *s = p->impl;
 	if (!s)
 		return;
-	for (int i = 0; i < s->n_ring; i++) {
-		munmap(s->ring[i].base, s->data_size + (size_t)sysconf(_SC_PAGESIZE));
-		close(s->ring[i].fd);
-	}
+	if (s->base)
+		munmap(s->base, s->data_size + (size_t)sysconf(_SC_PAGESIZE));
+	if (s->fd >= 0)
+		close(s->fd);
 	osm_ksyms_free(s->ks);
 	free(s->words);
 	free(s->iv);
@@ -548,37 +466,6 @@ void osm_prof_perf_free(struct osm_profile *p)
 }
 
 #else /* no linux/perf_event.h */
-
-#define KPTR "/proc/sys/kernel/kptr_restrict"
-
-/* Kernel symbols. Root is refused their addresses only at kptr_restrict 2:
- * then it is lowered to 1 (root sees addresses) for the moment of reading,
- * journalled (cleanup_trace.h), and put back at once. */
-static struct osm_ksyms *load_ksyms(char *why, size_t len)
-{
-	struct osm_ksyms *k = osm_ksyms_load(why, len);
-	int kptr = -1;
-	FILE *f = fopen(KPTR, "r");
-	if (f) {
-		if (fscanf(f, "%d", &kptr) != 1)
-			kptr = -1;
-		fclose(f);
-	}
-	if (k || geteuid() != 0 || kptr < 2 || !strstr(why, "hides"))
-		return k;
-	char old[16], err[256];
-	snprintf(old, sizeof(old), "%d", kptr);
-	if (!osm_tracestate_push("write", KPTR, old, err, sizeof(err))) {
-		f = fopen(KPTR, "w");
-		int set = f && fputs("1", f) >= 0;
-		if (f && fclose(f))
-			set = 0;
-		if (set)
-			k = osm_ksyms_load(why, len);
-		osm_tracestate_undo();
-	}
-	return k;
-}
 
 void osm_prof_perf_open(struct osm_profile *p)
 {

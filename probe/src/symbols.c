@@ -14,7 +14,29 @@
 struct ksym {
 	uint64_t addr;
 	uint32_t name; /* offset in pool */
+	uint8_t bind;  /* STB_LOCAL, STB_GLOBAL or STB_WEAK */
 };
+
+/* Of several names at one address, the one perf report shows (its
+ * choose_best_symbol): a sized one, then not weak, then global, then the
+ * fewest leading underscores, then the longest. Returns > 0 when a is
+ * better. */
+static int better(uint64_t size_a, int bind_a, const char *a, uint64_t size_b, int bind_b, const char *b)
+{
+	if ((size_a > 0) != (size_b > 0))
+		return size_a > 0 ? 1 : -1;
+	if ((bind_a == STB_WEAK) != (bind_b == STB_WEAK))
+		return bind_a == STB_WEAK ? -1 : 1;
+	if ((bind_a == STB_GLOBAL) != (bind_b == STB_GLOBAL))
+		return bind_a == STB_GLOBAL ? 1 : -1;
+	size_t ua = strspn(a, "_"), ub = strspn(b, "_");
+	if (ua != ub)
+		return ua < ub ? 1 : -1;
+	size_t la = strlen(a), lb = strlen(b);
+	return (la > lb) - (la < lb);
+}
+
+static const char *sort_pool; /* the names of the table being sorted */
 
 struct osm_ksyms {
 	struct ksym *s;
@@ -22,10 +44,13 @@ struct osm_ksyms {
 	char *pool;
 };
 
+/* By address; at one address the best name last (lookups take the last). */
 static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
-	return (x->addr > y->addr) - (x->addr < y->addr);
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return better(0, x->bind, sort_pool + x->name, 0, y->bind, sort_pool + y->name);
 }
 
 /* Reads kallsyms' text symbols; returns the count whose address is not 0. */
@@ -63,6 +88,7 @@ static size_t read_kallsyms(struct osm_ksyms *k)
 		memcpy(k->pool + pool_n, full, (size_t)fl + 1);
 		k->s[k->n].addr = addr;
 		k->s[k->n].name = (uint32_t)pool_n;
+		k->s[k->n].bind = type == 'w' || type == 'W' ? STB_WEAK : type == 'T' ? STB_GLOBAL : STB_LOCAL;
 		k->n++;
 		pool_n += (size_t)fl + 1;
 		nonzero += addr != 0;
@@ -98,6 +124,7 @@ struct osm_ksyms *osm_ksyms_load(char *why, size_t len)
 		osm_ksyms_free(k);
 		return NULL;
 	}
+	sort_pool = k->pool;
 	qsort(k->s, k->n, sizeof(*k->s), cmp_ksym);
 	snprintf(why, len, "kallsyms");
 	return k;
@@ -132,6 +159,7 @@ void osm_ksyms_free(struct osm_ksyms *k)
 struct usym {
 	uint64_t addr, size;
 	uint32_t name;
+	uint8_t bind;
 };
 
 struct load_seg {
@@ -164,7 +192,9 @@ struct osm_usyms {
 static int cmp_usym(const void *a, const void *b)
 {
 	const struct usym *x = a, *y = b;
-	return (x->addr > y->addr) - (x->addr < y->addr);
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return better(x->size, x->bind, sort_pool + x->name, y->size, y->bind, sort_pool + y->name);
 }
 
 /* Field access for ELF32 and ELF64 alike. */
@@ -217,11 +247,12 @@ static void elf_symbols(struct elf_file *e, const unsigned char *b, size_t sz, i
 				uint64_t name = EFIELD(c64, s, Sym, st_name), value = EFIELD(c64, s, Sym, st_value);
 				if ((info & 0xf) != STT_FUNC || !value || name >= ssize)
 					continue;
-				e->s[e->n++] = (struct usym){value, EFIELD(c64, s, Sym, st_size),
-							     (uint32_t)name};
+				e->s[e->n++] = (struct usym){value, EFIELD(c64, s, Sym, st_size), (uint32_t)name,
+							     (uint8_t)(info >> 4)};
 				if (!c64)
 					e->s[e->n - 1].addr &= ~(uint64_t)1; /* ARM Thumb functions are odd */
 			}
+			sort_pool = e->pool;
 			qsort(e->s, e->n, sizeof(*e->s), cmp_usym);
 			e->ok = 1;
 			return;
