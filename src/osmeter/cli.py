@@ -92,6 +92,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"osmeter: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        from .tracestate import recover
+
+        for line in recover():  # what a SIGKILLed probe left (tracestate.py)
+            print(f"osmeter: {line}", file=sys.stderr)
         parser = build_parser()
         args = parser.parse_args(argv)
         return int(args.handler(args))
