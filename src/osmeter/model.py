@@ -76,6 +76,20 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class StoredProfile:
+    """The profile of one result's timed region (osmeter hotspots)."""
+
+    run_id: int
+    seq: int  # the result it belongs to
+    bench: str
+    params: dict[str, Any]
+    status: str  # ok / unsupported / empty
+    mode: str  # sample / function
+    meta: dict[str, Any]  # the record's other fields: event, weight_unit, samples, lost, window, calls, notes, ...
+    stacks: list[tuple[str, int]]  # folded stacks (frames root first, ';'-separated) and their weights
+
+
+@dataclass(frozen=True)
 class BenchResult:
     """One benchmark instance of a run: ok (with statistics), skip or error."""
 

@@ -30,6 +30,7 @@ from .errors import RecordError
 from .model import BenchResult, NewRun
 from .records import (
     Counters,
+    Profile,
     End,
     Error,
     Meta,
@@ -183,7 +184,7 @@ class RunRecorder:
             return None
         if self.end is not None:
             raise RecordError("a record after 'end'")
-        if isinstance(record, (Progress, Samples, Result, Skip, Error, Counters)):
+        if isinstance(record, (Progress, Samples, Result, Skip, Error, Counters, Profile)):
             bench, params = legacy.upgrade(record.bench, record.params, self.meta.probe_version)
             if (bench, params) != (record.bench, record.params):
                 record = replace(record, bench=bench, params=params)
@@ -203,13 +204,16 @@ class RunRecorder:
             return self._failed("error", record.bench, record.params, record.message, record.raw)
         if isinstance(record, Counters):
             return self._counters(record)
+        if isinstance(record, Profile):
+            return self._profile(record)
         if isinstance(record, End):
             return self._end(record)
         raise RecordError(f"unexpected record {type(record).__name__}")
 
     def _start(self, meta: Meta) -> RunStarted:
-        if meta.command != "run":
-            raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` holds a run")
+        if meta.command not in ("run", "hotspots"):
+            raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` or "
+                              "`osmeter-probe hotspots` holds a run")
         meta_without_machine = {k: v for k, v in meta.raw.items() if k != "machine"}
         self.run_id = self._store.create_run(
             NewRun(
@@ -231,8 +235,9 @@ class RunRecorder:
 
     def _next_repetition(self, meta: Meta) -> RepetitionStarted:
         assert self.meta is not None
-        if meta.command != "run":
-            raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` holds a run")
+        if meta.command not in ("run", "hotspots"):
+            raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` or "
+                              "`osmeter-probe hotspots` holds a run")
         for what, a, b in (("probe version", self.meta.probe_version, meta.probe_version),
                            ("suite", self.meta.suite, meta.suite),
                            ("clock", self.meta.clock.source, meta.clock.source)):
@@ -339,6 +344,17 @@ class RunRecorder:
         merged = merge_counters(self._counters_of[seq])
         self.results[seq] = replace(self.results[seq], counters=merged)
         self._store.set_counters(self.run_id, seq, merged)
+        return None
+
+    def _profile(self, record: Profile) -> None:
+        """A profile belongs to the result just before it, as counters do."""
+        assert self.run_id is not None
+        seq = self._last_seq
+        if seq is None or not _same_instance(self.results[seq], record.bench, record.params):
+            what = describe_instance(record.bench, record.params)
+            self.notes.append(f"'profile' for {what} follows no result of its own; ignored")
+            return None
+        self._store.add_profile(self.run_id, seq, record.raw)
         return None
 
     def _end(self, end: End) -> RunEnded:

@@ -260,6 +260,17 @@ class Counters:
 
 
 @dataclass(frozen=True)
+class Profile:
+    """Where the timed region's time went (`osmeter-probe hotspots`,
+    schema.md `profile`), for the result before it. Kept verbatim in `raw`;
+    `stacks` is checked here: a list of [folded stack, positive weight]."""
+
+    bench: str
+    params: dict[str, Any]
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class End:
     status: str  # complete or interrupted
     signal: str | None
@@ -276,7 +287,7 @@ class Unknown:
     raw: dict[str, Any]
 
 
-Record = Union[Meta, Progress, Samples, Result, Skip, Error, Counters, End, Unknown]
+Record = Union[Meta, Progress, Samples, Result, Skip, Error, Counters, Profile, End, Unknown]
 
 
 def _clock(f: _Fields) -> Clock:
@@ -379,6 +390,27 @@ def _counters(f: _Fields, raw: dict[str, Any]) -> Counters:
     return Counters(bench=f.text("bench"), params=f.mapping("params"), raw=raw)
 
 
+PROFILE_STATUSES = ("ok", "unsupported", "empty")
+
+
+def _profile(f: _Fields, raw: dict[str, Any]) -> Profile:
+    f.text("status", PROFILE_STATUSES)
+    f.text("mode", ("sample", "function"))
+    f.text("weight_unit", ("samples", "ns"))
+    stacks = f.value("stacks")
+    if not isinstance(stacks, list):
+        raise RecordError("profile.stacks must be a list of [stack, weight]")
+    for i, item in enumerate(stacks):
+        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str) or not item[0]
+                or not isinstance(item[1], int) or isinstance(item[1], bool) or item[1] <= 0):
+            raise RecordError(f"profile.stacks[{i}] must be [a non-empty folded stack, a positive integer]")
+    calls = raw.get("calls")
+    if calls is not None and not (isinstance(calls, dict) and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in calls.values())):
+        raise RecordError("profile.calls must be null or an object of counts")
+    return Profile(bench=f.text("bench"), params=f.mapping("params"), raw=raw)
+
+
 def _end(f: _Fields, raw: dict[str, Any]) -> End:
     c = f.sub("counts")
     return End(
@@ -397,6 +429,7 @@ _PARSERS: dict[str, Callable[[_Fields, dict[str, Any]], Record]] = {
     "skip": _skip,
     "error": _error,
     "counters": _counters,
+    "profile": _profile,
     "end": _end,
 }
 

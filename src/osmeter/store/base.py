@@ -8,7 +8,7 @@ from typing import ContextManager, Protocol, Sequence
 import numpy as np
 
 from ..errors import StoreError
-from ..model import BenchResult, NewRun, RunInfo
+from ..model import BenchResult, NewRun, RunInfo, StoredProfile
 from ..stats import FloatArray
 
 SAMPLES_DTYPE = np.dtype("<f8")  # little-endian float64, whatever the host's byte order
@@ -63,5 +63,9 @@ class Store(Protocol):
     def results(self, run_id: int) -> list[BenchResult]: ...
 
     def samples(self, run_id: int, seq: int) -> FloatArray | None: ...
+
+    def add_profile(self, run_id: int, seq: int, record: dict[str, object]) -> None: ...
+
+    def profiles(self, run_id: int) -> list[StoredProfile]: ...
 
     def close(self) -> None: ...

@@ -37,6 +37,32 @@ SUMMARY_COLUMNS = tuple(f.name for f in fields(Summary))
 _INTEGER_STATS = ("n", "outliers", "kbest_stable")
 
 
+PROFILE_HEADER = ("type", "bench", "params", "lebench_row", "stacks", "status", "mode")
+MAX_PROFILE_TEXT = 1 << 30  # a damaged blob must not fill the memory
+
+
+def encode_stacks(stacks: Any) -> bytes:
+    """A profile record's stacks as stored: zlib of "frames weight" lines."""
+    return zlib.compress("".join(f"{s} {w}\n" for s, w in stacks).encode("utf-8"))
+
+
+def decode_stacks(blob: Any) -> list[tuple[str, int]]:
+    if not isinstance(blob, bytes):
+        raise Corrupt("stacks", f"{_sql_kind(blob)}, not a zlib-compressed blob")
+    try:
+        d = zlib.decompressobj()
+        data = d.decompress(blob, MAX_PROFILE_TEXT)
+        if not d.eof:
+            raise Corrupt("stacks", "an incomplete or damaged zlib stream")
+        out = []
+        for line in data.decode("utf-8").splitlines():
+            stack, _, weight = line.rpartition(" ")
+            out.append((stack, int(weight)))
+        return out
+    except (zlib.error, UnicodeDecodeError, ValueError) as e:
+        raise Corrupt("stacks", f"not folded stacks ({e})") from None
+
+
 class Corrupt(Exception):
     """A stored value that cannot be used; turned into StoreError with the run's id."""
 

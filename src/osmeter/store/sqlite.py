@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import NotFoundError, StoreError, UsageError
-from ..model import BenchResult, NewRun, RunInfo
+from ..model import BenchResult, NewRun, RunInfo, StoredProfile
 from ..records import canonical_params
 from ..stats import FloatArray, Summary
 from . import decode
@@ -349,6 +349,30 @@ class SQLiteStore:
             self._conn.execute(
                 "UPDATE results SET counters = ? WHERE run_id = ? AND seq = ?", (_json(counters), run_id, seq)
             )
+
+    def add_profile(self, run_id: int, seq: int, record: dict[str, Any]) -> None:
+        """The profile record of result `seq` (one per result; a second replaces it)."""
+        meta = {k: v for k, v in record.items() if k not in decode.PROFILE_HEADER}
+        with self._write():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO profiles (run_id, seq, status, mode, meta, stacks) VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, seq, record["status"], record["mode"], _json(meta),
+                 decode.encode_stacks(record.get("stacks") or [])))
+
+    def profiles(self, run_id: int) -> list[StoredProfile]:
+        rows = self._read(
+            "SELECT p.seq, p.status, p.mode, p.meta, p.stacks, r.bench, r.params FROM profiles p "
+            "JOIN results r ON r.run_id = p.run_id AND r.seq = p.seq WHERE p.run_id = ? ORDER BY p.seq", (run_id,))
+        out = []
+        for r in rows:
+            try:
+                out.append(StoredProfile(run_id=run_id, seq=r["seq"], bench=decode.text(r, "bench"),
+                                         params=decode.json_object(r, "params"), status=decode.text(r, "status"),
+                                         mode=decode.text(r, "mode"), meta=decode.json_object(r, "meta"),
+                                         stacks=decode.decode_stacks(r["stacks"])))
+            except Corrupt as e:
+                raise _corrupt(self.path, run_id, e, r["seq"]) from None
+        return out
 
     def set_content_hash(self, run_id: int, digest: str, file_digests: Sequence[str] = ()) -> None:
         """What an imported run was made from: the digest of the whole import

@@ -1,0 +1,293 @@
+"""osmeter hotspots: where a benchmark's time goes, as a flame graph, a table
+of functions, the depth view, and the difference of two profiles.
+
+    osmeter hotspots BENCH [--param K=V]... [-o DIR]       profile one instance
+    osmeter hotspots BENCH --diff K=V[,K=V] K=V[,K=V]      profile two parameter sets, diff them
+    osmeter hotspots --diff A B                            diff two stored/saved profiles
+    osmeter hotspots --show REF                            render a stored/saved profile again
+
+The probe samples only the timed region (docs/methods/hotspots.md); the
+profile is stored with the run. Files written to DIR: profile.folded,
+flamegraph.svg, top.txt, depth.txt (diff: a.folded, b.folded, diff.svg,
+diff.txt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import outfile, textsafe
+from ..errors import NotFoundError, UsageError
+from ..hotspots import flamegraph, folded
+from ..hotspots.sources import Profile, from_record, load, params_text
+from ..probe import locate_probe
+from ..recorder import RunContext, RunRecorder
+from ..progress import make_progress
+from ..store import open_store, resolve_location
+from .options import add_json_option, add_store_option, non_negative_int, positive_float, positive_int
+from .run import _problem_text, _try_finish, _verdict, drive, param_assignment
+
+NAME = "hotspots"
+DEFAULT_MIN_TIME = 5.0
+DEFAULT_FREQUENCY = 999
+_ASSIGN_SPLIT = re.compile(r",(?=[a-z_][a-z0-9_]*=)")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="where a benchmark's time goes in the kernel: flame graph, top functions, depth view, diff",
+        description="Profile one benchmark instance's timed region (perf_event_open sampling, or the ftrace "
+        "function tracer), store the profile with the run, and write its folded stacks, an interactive flame "
+        "graph (one self-contained SVG), the top functions by self and total time, and the time per call "
+        "depth. --diff compares two profiles. See docs/methods/hotspots.md.",
+    )
+    p.add_argument("bench", nargs="?", metavar="BENCH", help="the benchmark to profile (e.g. task.fork)")
+    p.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
+                   help="a parameter of BENCH (one value each: a profile is of one instance)")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"),
+                   help="compare two profiles: with BENCH, two parameter sets (KEY=V[,KEY=V...]) profiled now; "
+                   "without, two stored runs (ID[:BENCH]), probe output files or folded files")
+    p.add_argument("--show", metavar="REF", help="render a stored run's profile (ID[:BENCH]) or a saved file again")
+    p.add_argument("--profile", choices=("sample", "function"), default="sample",
+                   help="sample: perf_event_open sampling (default); function: the ftrace function tracer "
+                   "(root; exact call counts)")
+    p.add_argument("--event", choices=("auto", "cpu-clock", "cycles"), default="auto",
+                   help="what to sample on: cycles where the CPU's PMU has them, else cpu-clock (default auto)")
+    p.add_argument("--frequency", type=positive_int, default=DEFAULT_FREQUENCY, metavar="HZ",
+                   help=f"samples per second (default {DEFAULT_FREQUENCY})")
+    p.add_argument("--min-time", type=positive_float, default=DEFAULT_MIN_TIME, metavar="S",
+                   help=f"sample the benchmark at least this long (default {DEFAULT_MIN_TIME:g} s)")
+    p.add_argument("--max-time", type=positive_float, metavar="S", help="at most this long (default 2 x --min-time)")
+    p.add_argument("--cpu", type=non_negative_int, metavar="N", help="pin the probe to CPU N")
+    p.add_argument("-o", "--output", metavar="DIR", help="write the files here (default ./hotspots-<run id>)")
+    p.add_argument("--top", type=positive_int, default=20, metavar="N", help="rows of the tables (default 20)")
+    p.add_argument("--label", help="a label for the stored run(s)")
+    add_store_option(p)
+    add_json_option(p, "the tables")
+    return p
+
+
+# ---- running ----------------------------------------------------------------
+
+
+def split_assignments(text: str) -> list[str]:
+    """`touched_mib=1024,concurrency=2` -> the two assignments (a comma
+    followed by `name=` separates them; any other comma is in a value)."""
+    parts = _ASSIGN_SPLIT.split(text)
+    for part in parts:
+        try:
+            param_assignment(part)
+        except argparse.ArgumentTypeError:
+            raise UsageError(f"--diff: {text!r} is not KEY=VALUE[,KEY=VALUE...] (for example touched_mib=1024)")
+    return parts
+
+
+def probe_argv(probe: Path, args: argparse.Namespace, params: Sequence[str]) -> list[str]:
+    argv = [str(probe), "hotspots", "--die-with-parent", args.bench]
+    for assignment in params:
+        argv += ["--param", assignment]
+    max_time = args.max_time if args.max_time is not None else 2 * args.min_time
+    if max_time < args.min_time:
+        raise UsageError(f"--max-time ({max_time:g} s) is shorter than --min-time ({args.min_time:g} s)")
+    argv += ["--min-time", f"{args.min_time:g}", "--max-time", f"{max_time:g}",
+             "--profile", args.profile, "--event", args.event, "--frequency", str(args.frequency)]
+    if args.cpu is not None:
+        argv += ["--cpu", str(args.cpu)]
+    return argv
+
+
+@dataclass
+class Profiled:
+    run_id: int
+    status: str
+    profiles: list[Profile]
+    exit_code: int
+
+
+def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Sequence[str]) -> Profiled:
+    """One probe run of `hotspots`, stored; its profiles."""
+    argv = probe_argv(probe, args, params)
+    label = args.label or f"hotspots {args.bench} {' '.join(params)}".strip()
+    context = RunContext(label=label, argv=argv, params={"hotspots": args.bench, "params": list(params),
+                                                         "profile": args.profile, "event": args.event,
+                                                         "frequency": args.frequency}, source="run")
+    recorder = RunRecorder(store, context)
+    progress = make_progress(sys.stderr)
+    try:
+        outcome = drive(argv, recorder, progress)
+    except BaseException as e:
+        progress.close()
+        _try_finish(recorder, f"osmeter failed: {type(e).__name__}")
+        raise
+    progress.close()
+    if recorder.run_id is None:
+        raise UsageError("interrupted before the run started; nothing stored")
+    status = recorder.finish(_problem_text(outcome, recorder)) or "incomplete"
+    for note in recorder.notes:
+        textsafe.say("note", note)
+    for r in recorder.results:
+        if r.status != "ok":
+            textsafe.say(r.status, f"{r.bench} {params_text(r.params)}: {r.reason}")
+    code = _verdict(recorder, outcome, status)
+    run_id = recorder.run_id
+    profiles = []
+    for p in store.profiles(run_id):
+        rec = {**p.meta, "status": p.status, "mode": p.mode, "bench": p.bench, "params": p.params,
+               "stacks": [[s, w] for s, w in p.stacks]}
+        if p.status != "ok":
+            raise UsageError(f"{p.bench}: no profile: {p.meta.get('reason') or p.status} (run {run_id} is stored)")
+        profiles.append(from_record(rec, f"run {run_id} {p.bench} {params_text(p.params)}".strip()))
+    if not profiles:
+        raise NotFoundError(f"run {run_id} holds no profile: the benchmark did not finish (see above)")
+    return Profiled(run_id, status, profiles, code)
+
+
+# ---- writing ------------------------------------------------------------------
+
+
+def describe(p: Profile) -> list[str]:
+    """What a reader must know to trust the figures: event, samples, losses, symbols."""
+    m = p.meta
+    lines = [f"{p.label}: {m.get('mode', 'sample')} profile, event {m.get('event', '?')}, "
+             f"{p.total} {p.weight_unit} in {len(p.stacks)} distinct stacks"]
+    window = m.get("window") or {}
+    if window.get("enabled_s"):
+        lines.append(f"  timed region sampled for {window['enabled_s']:.2f} s over {window.get('batches')} batches "
+                     f"({m.get('ops')} operations)")
+    if m.get("lost"):
+        lines.append(f"  {m['lost']} samples lost (buffer overrun): shares may be skewed")
+    if m.get("kernel") is False:
+        lines.append(f"  no kernel stacks: {m.get('kernel_reason')}")
+    sym = m.get("symbols") or {}
+    if sym.get("kernel_reason"):
+        lines.append(f"  kernel symbols: {sym['kernel_reason']}")
+    for note in m.get("notes") or []:
+        lines.append(f"  note: {note}")
+    if p.weight_unit == "samples" and p.total:
+        se = 50 / max(p.total, 1) ** 0.5
+        lines.append(f"  a share's sampling error is at most +-{se:.1f} percentage points (1 s.e.)")
+    return lines
+
+
+def write_profile(directory: Path, p: Profile, top: int, prefix: str = "") -> tuple[str, list[Path]]:
+    rows = folded.function_table(p.stacks, p.calls)
+    view = folded.depth_view(p.stacks)
+    top_text = folded.render_top(rows, top, p.weight_unit)
+    depth_text = folded.render_depth(view, 5)
+    files = {
+        f"{prefix}profile.folded": folded.format_folded(p.stacks),
+        f"{prefix}flamegraph.svg": flamegraph.flamegraph_svg(p.stacks, p.label, p.weight_unit,
+                                                             subtitle="; ".join(describe(p)[:2])),
+        f"{prefix}top.txt": "\n".join(describe(p)) + "\n\n" + top_text,
+        f"{prefix}depth.txt": depth_text,
+    }
+    written = [outfile.write(directory / name, text) for name, text in files.items()]
+    return "\n".join(describe(p)) + "\n\n" + top_text + "\n" + depth_text, written
+
+
+def as_json(p: Profile, top: int) -> dict[str, Any]:
+    rows = folded.function_table(p.stacks, p.calls)[:top]
+    return {"label": p.label, "bench": p.bench, "params": p.params, "weight_unit": p.weight_unit,
+            "total": p.total, "meta": p.meta,
+            "top": [r.__dict__ if not hasattr(r, "_asdict") else r._asdict() for r in rows]}
+
+
+def default_dir(args: argparse.Namespace, tag: str) -> Path:
+    return Path(args.output) if args.output else Path(f"hotspots-{tag}")
+
+
+def show(p: Profile, args: argparse.Namespace, tag: str) -> int:
+    directory = outfile.prepare_directory(default_dir(args, tag))
+    text, written = write_profile(directory, p, args.top)
+    if args.json:
+        json.dump(as_json(p, args.top), sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(textsafe.terminal(text))
+    for path in written:
+        print(path, file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
+    if a.weight_unit != b.weight_unit:
+        raise UsageError(f"cannot compare a profile in {a.weight_unit} with one in {b.weight_unit} "
+                         "(a sampled and a traced profile): profile both the same way")
+    directory = outfile.prepare_directory(default_dir(args, tag))
+    rows = folded.diff_table(a.stacks, b.stacks, a.calls, b.calls, weight_unit=a.weight_unit)
+    text = "\n".join(describe(a) + describe(b)) + "\n\n" + folded.render_diff(rows, args.top, a.weight_unit,
+                                                                              a.label, b.label)
+    files = {
+        "a.folded": folded.format_folded(a.stacks),
+        "b.folded": folded.format_folded(b.stacks),
+        "diff.svg": flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}",
+                                                   weight_unit=a.weight_unit),
+        "diff.txt": text,
+    }
+    written = [outfile.write(directory / name, t) for name, t in files.items()]
+    if args.json:
+        json.dump({"a": as_json(a, args.top), "b": as_json(b, args.top),
+                   "diff": [r.__dict__ for r in rows[: args.top]]}, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(textsafe.terminal(text))
+    for path in written:
+        print(path, file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+# ---- the command ----------------------------------------------------------------
+
+
+def _check(args: argparse.Namespace) -> None:
+    modes = sum(x is not None for x in (args.show, args.diff)) + (args.bench is not None and args.diff is None)
+    if args.show is not None and (args.bench or args.diff):
+        raise UsageError("--show renders a saved profile: give it alone (no BENCH, no --diff)")
+    if modes == 0:
+        raise UsageError("give a benchmark to profile (osmeter hotspots task.fork), --diff A B, or --show REF")
+    if args.diff and args.bench is None and args.param:
+        raise UsageError("--param goes with BENCH (profiled now), not with stored profiles")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    location = resolve_location(args.store)
+    if args.show is not None:
+        p = load(args.show, lambda: open_store(location, create=False))
+        return show(p, args, re.sub(r"[^A-Za-z0-9_.-]", "_", args.show))
+    if args.diff is not None and args.bench is None:
+        a = load(args.diff[0], lambda: open_store(location, create=False))
+        b = load(args.diff[1], lambda: open_store(location, create=False))
+        return diff(a, b, args, "diff")
+    sets: list[list[str]] = ([list(args.param) + split_assignments(s) for s in args.diff] if args.diff
+                             else [list(args.param)])
+    store = open_store(location, create=True)
+    try:
+        probe = locate_probe()
+        done = [profile_now(store, probe, args, params) for params in sets]
+    finally:
+        store.close()
+    code = max(d.exit_code for d in done)
+    if args.diff:
+        tag = f"{done[0].run_id}-{done[1].run_id}"
+        result = diff(_one(done[0]), _one(done[1]), args, tag)
+    elif len(done[0].profiles) == 1:
+        result = show(done[0].profiles[0], args, str(done[0].run_id))
+    else:
+        raise UsageError(f"run {done[0].run_id} holds {len(done[0].profiles)} profiles (a --param list?): "
+                         f"render each with --show {done[0].run_id}:N")
+    return max(code, result)
+
+
+def _one(d: Profiled) -> Profile:
+    if len(d.profiles) != 1:
+        raise UsageError(f"run {d.run_id} holds {len(d.profiles)} profiles: each side of --diff must be one "
+                         "instance (one value per parameter)")
+    return d.profiles[0]

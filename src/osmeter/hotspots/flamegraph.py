@@ -1,0 +1,265 @@
+"""Flame graphs as one self-contained SVG file: frames as rectangles, the
+root at the bottom, each frame as wide as its weight; a tooltip per frame;
+click to zoom, "Reset zoom", "Search" (a substring or regular expression;
+Ctrl-F too) with the matched share. Inline script and style only: the file
+loads nothing, and without its script it is still a correct static image.
+
+The differential graph draws B's stacks, each frame coloured by how its
+self share (the weight of that exact stack ending there) moved from A to
+B: red grew, blue shrank, white the same, the strongest change the
+strongest colour. Frames only in A have no width in B: the largest are
+listed under the graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+from .folded import Stacks, display_name, is_kernel, total_weight
+
+WIDTH = 1200
+FRAME_H = 17
+TOP = 56  # title, subtitle, controls
+BOTTOM = 36  # the details line and notes
+MIN_PX = 0.5  # frames narrower than this are not drawn (about 0.04 % of the width)
+FONT = 12
+CHAR_W = 7.0  # approximate width of a character of the 12 px monospace font
+
+
+@dataclass
+class Node:
+    name: str
+    total: int = 0
+    self_weight: int = 0
+    children: dict[str, "Node"] = field(default_factory=dict)
+
+
+def build_tree(stacks: Stacks) -> Node:
+    root = Node("all")
+    for frames, w in stacks:
+        root.total += w
+        node = root
+        for f in frames:
+            node = node.children.setdefault(f, Node(f))
+            node.total += w
+        node.self_weight += w
+    return root
+
+
+def _path_weights(stacks: Stacks) -> dict[tuple[str, ...], tuple[int, int]]:
+    """(total, self) of every stack prefix."""
+    out: dict[tuple[str, ...], list[int]] = {}
+    for frames, w in stacks:
+        for i in range(1, len(frames) + 1):
+            out.setdefault(frames[:i], [0, 0])[0] += w
+        out[frames][1] += w
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def _colour(name: str) -> str:
+    """Deterministic: kernel frames orange, user frames blue-green, the process grey."""
+    h = int.from_bytes(hashlib.blake2s(name.encode("utf-8", "replace"), digest_size=4).digest(), "big")
+    v = (h % 1000) / 1000
+    if is_kernel(name):
+        return f"hsl({18 + 22 * v:.0f},{78 + 12 * v:.0f}%,{55 + 10 * v:.0f}%)"
+    return f"hsl({175 + 40 * v:.0f},{45 + 20 * v:.0f}%,{52 + 12 * v:.0f}%)"
+
+
+def _diff_colour(change: float, largest: float) -> str:
+    if largest <= 0 or change == 0:
+        return "rgb(245,245,245)"
+    t = min(1.0, abs(change) / largest)
+    fade = round(245 - 190 * t)
+    return f"rgb(245,{fade},{fade})" if change > 0 else f"rgb({fade},{fade},245)"
+
+
+def _label(name: str, px: float) -> str:
+    chars = int(px / CHAR_W)
+    if chars < 3:
+        return ""
+    return name if len(name) <= chars else name[: chars - 2] + ".."
+
+
+def _fmt(weight: int, unit: str) -> str:
+    return f"{weight:,} {'samples' if unit == 'samples' else 'ns'}"
+
+
+SCRIPT = r"""
+(function () {
+  var svg = document.documentElement, W = %(width)d, CH = %(char_w)s;
+  var frames = Array.prototype.slice.call(document.querySelectorAll("g.f"));
+  var details = document.getElementById("details"), matched = document.getElementById("matched");
+  var total = %(total)d, zoomed = null, unit = "%(unit)s";
+  function num(g, k) { return parseFloat(g.getAttribute("data-" + k)); }
+  function fit(g, x, w) {
+    var r = g.querySelector("rect"), t = g.querySelector("text"), n = g.getAttribute("data-n");
+    r.setAttribute("x", x); r.setAttribute("width", Math.max(w, 0));
+    t.setAttribute("x", x + 3);
+    var c = Math.floor(w / CH);
+    t.textContent = c < 3 ? "" : (n.length <= c ? n : n.slice(0, c - 2) + "..");
+  }
+  function zoom(g) {
+    var x0 = num(g, "x"), w0 = num(g, "w"), d0 = num(g, "d"), s = W / w0;
+    zoomed = g;
+    frames.forEach(function (f) {
+      var x = num(f, "x"), w = num(f, "w"), d = num(f, "d");
+      var inside = x >= x0 - 1e-6 && x + w <= x0 + w0 + 1e-6;
+      if (d >= d0 && inside) { f.style.display = ""; f.style.opacity = ""; fit(f, 10 + (x - x0) * s, w * s); }
+      else if (d < d0 && x <= x0 + 1e-6 && x + w >= x0 + w0 - 1e-6) {
+        f.style.display = ""; f.style.opacity = "0.6"; fit(f, 10, W);
+      } else { f.style.display = "none"; }
+    });
+  }
+  function reset() {
+    zoomed = null;
+    frames.forEach(function (f) { f.style.display = ""; f.style.opacity = ""; fit(f, 10 + num(f, "x"), num(f, "w")); });
+  }
+  function search(term) {
+    if (term === null) return;
+    var re = null;
+    try { re = new RegExp(term); } catch (e) { re = null; }
+    var hits = [];
+    frames.forEach(function (f) {
+      var n = f.getAttribute("data-n"), r = f.querySelector("rect");
+      var hit = term !== "" && (re ? re.test(n) : n.indexOf(term) >= 0);
+      r.setAttribute("fill", hit ? "rgb(230,0,230)" : r.getAttribute("data-fill"));
+      if (hit) hits.push([num(f, "x"), num(f, "w")]);
+    });
+    hits.sort(function (a, b) { return a[0] - b[0]; });
+    var covered = 0, end = -1;
+    hits.forEach(function (h) {
+      var a = Math.max(h[0], end), b = h[0] + h[1];
+      if (b > a) { covered += b - a; end = b; }
+    });
+    matched.textContent = term === "" ? "" : "Matched: " + (100 * covered / W).toFixed(1) + "%%";
+  }
+  frames.forEach(function (f) {
+    f.addEventListener("click", function () { zoom(f); });
+    f.addEventListener("mouseover", function () { details.textContent = f.querySelector("title").textContent; });
+    f.addEventListener("mouseout", function () { details.textContent = " "; });
+  });
+  document.getElementById("reset").addEventListener("click", reset);
+  document.getElementById("search").addEventListener("click", function () {
+    search(window.prompt("Search (a substring or a regular expression):", ""));
+  });
+  window.addEventListener("keydown", function (e) {
+    if ((e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F")) {
+      e.preventDefault(); search(window.prompt("Search (a substring or a regular expression):", ""));
+    }
+  });
+  svg.setAttribute("data-ready", "1");
+})();
+"""
+
+
+def _header(title: str, subtitle: str | None, height: int) -> list[str]:
+    return [
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH + 20}" height="{height}" '
+        f'viewBox="0 0 {WIDTH + 20} {height}" font-family="monospace" font-size="{FONT}">',
+        "<style>g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; } "
+        "text.b { cursor: pointer; fill: #2040a0; } text { pointer-events: none; } "
+        "text.b { pointer-events: auto; }</style>",
+        f'<rect x="0" y="0" width="{WIDTH + 20}" height="{height}" fill="#fdfdf5"/>',
+        f'<text x="{(WIDTH + 20) / 2}" y="20" text-anchor="middle" font-size="16">{escape(title)}</text>',
+        f'<text x="{(WIDTH + 20) / 2}" y="36" text-anchor="middle" fill="#555">{escape(subtitle or "")}</text>',
+        '<text id="reset" class="b" x="10" y="50">Reset zoom</text>',
+        f'<text id="search" class="b" x="{WIDTH - 60}" y="50">Search</text>',
+        f'<text id="matched" x="{WIDTH - 200}" y="50"> </text>',
+    ]
+
+
+def _frames(root: Node, unit: str, fill_of, tip_of) -> tuple[list[str], int]:
+    """The drawn frames (flame orientation) and the depth they reach."""
+    total = root.total or 1
+    scale = WIDTH / total
+    out: list[str] = []
+    depth_max = 0
+    todo = [(child, (), 0.0, 0) for child in sorted(root.children.values(), key=lambda n: n.name)]
+    drawn: list[tuple[Node, tuple[str, ...], float, int]] = []
+    while todo:
+        node, prefix, x, d = todo.pop()
+        w = node.total * scale
+        if w < MIN_PX:
+            continue
+        path = prefix + (node.name,)
+        drawn.append((node, path, x, d))
+        depth_max = max(depth_max, d)
+        cx = x
+        for child in sorted(node.children.values(), key=lambda n: n.name):
+            todo.append((child, path, cx, d + 1))
+            cx += child.total * scale
+        # siblings laid out left to right by name, as flamegraph.pl does
+    for node, path, x, d in drawn:
+        w = node.total * scale
+        name = display_name(node.name) + (" [k]" if is_kernel(node.name) else "")
+        fill = fill_of(node, path)
+        tip = tip_of(node, path, name)
+        out.append(
+            f'<g class="f" data-n="{escape(name, {chr(34): "&quot;"})}" data-x="{x:.3f}" data-w="{w:.3f}" '
+            f'data-d="{d}"><title>{escape(tip)}</title>'
+            f'<rect x="{10 + x:.3f}" y="@Y{d}@" width="{w:.3f}" height="{FRAME_H - 1}" fill="{fill}" '
+            f'data-fill="{fill}" rx="2"/>'
+            f'<text x="{13 + x:.3f}" y="@T{d}@">{escape(_label(name, w))}</text></g>')
+    return out, depth_max
+
+
+def _assemble(title: str, subtitle: str | None, frames: list[str], depth_max: int, total: int, unit: str,
+              notes: list[str]) -> str:
+    height = TOP + (depth_max + 1) * FRAME_H + BOTTOM + FRAME_H * len(notes)
+    base = TOP + depth_max * FRAME_H  # the root's row: the bottom of the flame
+    body = []
+    for f in frames:
+        d = int(f.split('data-d="', 1)[1].split('"', 1)[0])
+        y = base - d * FRAME_H
+        body.append(f.replace(f"@Y{d}@", f"{y}").replace(f"@T{d}@", f"{y + FRAME_H - 5}"))
+    foot = TOP + (depth_max + 1) * FRAME_H + 14
+    lines = _header(title, subtitle, height) + body
+    lines.append(f'<text id="details" x="10" y="{foot}"> </text>')
+    for i, note in enumerate(notes):
+        lines.append(f'<text x="10" y="{foot + (i + 1) * FRAME_H}" fill="#555">{escape(note)}</text>')
+    script = SCRIPT % {"width": WIDTH, "char_w": CHAR_W, "total": total, "unit": unit}
+    lines.append(f"<script><![CDATA[{script}]]></script>")
+    lines.append("</svg>")
+    return "\n".join(lines) + "\n"
+
+
+def flamegraph_svg(stacks: Stacks, title: str, weight_unit: str, subtitle: str | None = None) -> str:
+    root = build_tree(stacks)
+    total = root.total or 1
+
+    def tip(node: Node, path: tuple[str, ...], name: str) -> str:
+        return (f"{name}: {_fmt(node.total, weight_unit)} ({100 * node.total / total:.2f}% of all), "
+                f"self {_fmt(node.self_weight, weight_unit)} ({100 * node.self_weight / total:.2f}%)")
+
+    frames, depth = _frames(root, weight_unit, lambda n, p: _colour(n.name), tip)
+    notes = [f"{_fmt(root.total, weight_unit)} in all; frames under {100 * MIN_PX / WIDTH:.2f}% of the width "
+             "are not drawn. Click a frame to zoom; Search (or Ctrl-F) highlights matches."]
+    return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)
+
+
+def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "samples",
+                        subtitle: str | None = None) -> str:
+    root = build_tree(b)
+    wa, wb = _path_weights(a), _path_weights(b)
+    na, nb = total_weight(a) or 1, total_weight(b) or 1
+    changes = {p: wb[p][1] / nb - wa.get(p, (0, 0))[1] / na for p in wb}
+    largest = max((abs(c) for c in changes.values()), default=0.0)
+
+    def tip(node: Node, path: tuple[str, ...], name: str) -> str:
+        ta, sa = wa.get(path, (0, 0))
+        tb, sb = wb[path]
+        return (f"{name}: total {100 * ta / na:.2f}% -> {100 * tb / nb:.2f}% "
+                f"({_fmt(ta, weight_unit)} -> {_fmt(tb, weight_unit)}), self {100 * sa / na:.2f}% -> "
+                f"{100 * sb / nb:.2f}% ({sa:,} -> {sb:,}), change of self share {100 * changes[path]:+.2f} pp")
+
+    frames, depth = _frames(root, weight_unit, lambda n, p: _diff_colour(changes[p], largest), tip)
+    only_a = sorted(((p, v[0]) for p, v in wa.items() if p not in wb and p[:-1] in wb),
+                    key=lambda kv: -kv[1])[:5]
+    notes = [f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from A "
+             f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."]
+    notes += [f"only in A: {' ; '.join(display_name(f) for f in p[-3:])} ({100 * w / na:.2f}% of A)"
+              for p, w in only_a]
+    return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)

@@ -1,0 +1,138 @@
+"""Where a profile comes from: a stored run, a probe output file, a folded file.
+
+`osmeter hotspots --show REF` and `--diff A B` take any of:
+
+- a stored run, `RUN` (an id or `latest`), with `:BENCH` or `:SEQ` when the
+  run holds more than one profile (`12:task.fork`, `12:3`);
+- a probe output file (`osmeter-probe hotspots ... -o FILE`, JSON Lines):
+  its profile record(s), `FILE:BENCH` likewise;
+- a folded-stacks file (`*.folded`, the flame graph tools' format).
+
+A file path wins over a run reference when both could be meant.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import NotFoundError, UsageError
+from .folded import Stacks, parse_folded, stacks_from_record
+
+
+@dataclass
+class Profile:
+    """One profile, whatever its source, as the renderers take it."""
+
+    label: str  # for titles and table headers: "run 12 task.fork touched_mib=1024"
+    stacks: Stacks
+    weight_unit: str = "samples"  # or "ns" (function mode)
+    calls: dict[str, int] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # the profile record's other fields
+    bench: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(w for _, w in self.stacks)
+
+
+def params_text(params: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def from_record(rec: dict[str, Any], label: str) -> Profile:
+    """A `profile` record (the probe's, or a stored profile's fields)."""
+    if rec.get("status", "ok") != "ok":
+        raise UsageError(f"{label}: the profile is {rec.get('status')}: {rec.get('reason') or 'no reason given'}")
+    stacks = stacks_from_record(rec.get("stacks") or [])
+    calls = rec.get("calls")
+    meta = {k: v for k, v in rec.items() if k not in ("stacks", "calls", "type")}
+    return Profile(label=label, stacks=stacks, weight_unit=str(rec.get("weight_unit") or "samples"),
+                   calls=dict(calls) if isinstance(calls, dict) else None, meta=meta,
+                   bench=rec.get("bench"), params=dict(rec.get("params") or {}))
+
+
+def _pick(candidates: Sequence[tuple[str, Any]], which: str | None, where: str) -> Any:
+    """One of several (name, profile) by bench name or 1-based position."""
+    if not candidates:
+        raise NotFoundError(f"{where} holds no profile (`osmeter hotspots BENCH` makes one)")
+    if which is None:
+        if len(candidates) > 1:
+            names = ", ".join(f"{i}: {n}" for i, (n, _) in enumerate(candidates, 1))
+            raise UsageError(f"{where} holds {len(candidates)} profiles; name one with :BENCH or :N ({names})")
+        return candidates[0][1]
+    if which.isdigit():
+        i = int(which)
+        if not 1 <= i <= len(candidates):
+            raise NotFoundError(f"{where} has profiles 1 to {len(candidates)}, not {i}")
+        return candidates[i - 1][1]
+    hits = [p for n, p in candidates if n.split(" ")[0] == which or n == which]
+    if len(hits) != 1:
+        names = ", ".join(n for n, _ in candidates)
+        raise NotFoundError(f"{where}: {'no' if not hits else 'more than one'} profile of {which!r} ({names})")
+    return hits[0]
+
+
+def _split_ref(ref: str) -> tuple[str, str | None]:
+    if ":" in ref and not Path(ref).exists():
+        base, which = ref.rsplit(":", 1)
+        return base, which or None
+    return ref, None
+
+
+def load_file(path: Path, which: str | None) -> Profile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text: not a folded-stacks or probe output file") from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if not first.lstrip().startswith("{"):
+        return Profile(label=path.name, stacks=parse_folded(text, str(path)))
+    records: list[tuple[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"{path}:{n}: not JSON ({e.msg}): not a probe output file") from None
+        if isinstance(rec, dict) and rec.get("type") == "profile":
+            name = f"{rec.get('bench')} {params_text(rec.get('params') or {})}".strip()
+            records.append((name, rec))
+    rec = _pick(records, which, str(path))
+    name = f"{rec.get('bench')} {params_text(rec.get('params') or {})}".strip()
+    return from_record(rec, f"{path.name} {name}")
+
+
+def load_stored(store: Any, ref: str, which: str | None) -> Profile:
+    run = store.run(ref)
+    stored = store.profiles(run.id)
+    candidates = [(f"{p.bench} {params_text(p.params)}".strip(), p) for p in stored]
+    p = _pick(candidates, which, f"run {run.id}")
+    rec = {**p.meta, "status": p.status, "mode": p.mode, "bench": p.bench, "params": p.params,
+           "stacks": [[s, w] for s, w in p.stacks]}
+    return from_record(rec, f"run {run.id} {p.bench} {params_text(p.params)}".strip())
+
+
+def load(ref: str, store_opener: Any) -> Profile:
+    """A profile by reference (module docstring); store_opener() opens the
+    store only when the reference is not a file."""
+    base, which = _split_ref(ref)
+    path = Path(base)
+    if path.exists():
+        if path.is_dir():
+            raise UsageError(f"{ref} is a directory; give a folded-stacks file, a probe output file or a run")
+        return load_file(path, which)
+    if not (base.isdigit() or base == "latest"):
+        raise UsageError(f"{ref!r} is neither a file nor a stored run (an id or 'latest', optionally with "
+                         ":BENCH or :N)")
+    store = store_opener()
+    try:
+        return load_stored(store, base, which)
+    finally:
+        store.close()
