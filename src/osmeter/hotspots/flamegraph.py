@@ -260,6 +260,6 @@ def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "sa
                     key=lambda kv: -kv[1])[:5]
     notes = [f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from A "
              f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."]
-    notes += [f"only in A: {' ; '.join(display_name(f) for f in p[-3:])} ({100 * w / na:.2f}% of A)"
-              for p, w in only_a]
+    notes += [f"only in A: {'...;' if len(p) > 3 else ''}{';'.join(display_name(f) for f in p[-3:])} "
+              f"({100 * w / na:.2f}% of A)" for p, w in only_a]
     return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)
