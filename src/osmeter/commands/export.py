@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import outfile
-from ..export import EXPORTERS
+from ..export import EXPORTERS, json_
 from ..report import names as nm
 from ..store import open_store, resolve_location
 from .options import add_store_option
@@ -49,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     try:
         info = store.run(args.run)
-        text = EXPORTERS[fmt](info, store.results(info.id), names=nm.row_names(args.names))
+        results = store.results(info.id)
+        if fmt == "json":  # CSV has one row per result: profiles are JSON only (docs/export.md)
+            text = json_.render(info, results, names=nm.row_names(args.names), profiles=store.profiles(info.id))
+        else:
+            text = EXPORTERS[fmt](info, results, names=nm.row_names(args.names))
     finally:
         store.close()
     if output is not None:
