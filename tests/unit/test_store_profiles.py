@@ -134,3 +134,36 @@ def test_import_stores_the_profiles_and_export_carries_them(cli, tmp_path: Path)
     assert shown.code == 0, shown.err
     assert (tmp_path / "shown" / "profile.folded").read_text() == \
         "osmeter-probe;main;sys_[k] 9\nosmeter-probe;main 3\n"
+
+
+def test_compare_links_the_profiles_of_an_instance_in_both_runs(cli, tmp_path: Path) -> None:
+    items = objs()
+    for name in ("a", "b"):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(o) + "\n" for o in items[:4] + [PROFILE] + items[4:])
+                     + "\n" * (name == "b"))  # two different files: import refuses the same one twice
+        assert cli("import", str(f)).code == 0
+    r = cli("compare", "1", "2")
+    assert r.code == 0, r.err
+    assert "osmeter hotspots --diff 1:1 2:1" in r.out
+    doc = json.loads(cli("compare", "1", "2", "--json").out)
+    assert doc["hotspots"] == [{"bench": "cpu.call", "params": {"args": 0}, "baseline": "1:1", "run": "2:1",
+                                "command": "osmeter hotspots --diff 1:1 2:1"}]
+    d = cli("hotspots", "--diff", "1:1", "2:1", "-o", str(tmp_path / "d"))
+    assert d.code == 0, d.err
+
+
+def test_the_report_shows_the_profiles_top_functions(cli, tmp_path: Path) -> None:
+    items = objs()
+    f = tmp_path / "h.jsonl"
+    f.write_text("".join(json.dumps(o) + "\n" for o in items[:4] + [PROFILE] + items[4:]))
+    assert cli("import", str(f)).code == 0
+    md = tmp_path / "r.md"
+    r = cli("report", "latest", "-o", str(md))
+    assert r.code == 0, r.err
+    text = md.read_text()
+    assert "### Hotspots" in text and "osmeter hotspots --show 1:1" in text
+    assert "| sys_[k] | 75.0% | 75.0% | 9 | 9 |" in text.replace("\\_", "_").replace("\\[", "[").replace("\\]", "]")
+    html = tmp_path / "r.html"
+    assert cli("report", "latest", "-o", str(html)).code == 0
+    assert '<table class="hotspots">' in html.read_text()

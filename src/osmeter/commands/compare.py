@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from .. import compare as cmp
 from .. import outfile, textsafe
 from ..errors import RegressionFound, UsageError
+from ..hotspots.sources import diff_links
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params, describe_instance, format_params
 from ..report import compare_stats as cs
@@ -141,6 +142,7 @@ class Outcome:
     comparisons: list[cmp.Comparison] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
     counter_notes: list[str] = field(default_factory=list)  # counters not counted, once per reason
+    profile_links: list[dict[str, Any]] = field(default_factory=list)  # osmeter hotspots: profiles in both runs
     _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
 
     def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta]) -> None:
@@ -392,6 +394,9 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
     parts.append(summary_line(outcome, threshold))
     if outcome.counter_notes:
         parts.append("counters:\n" + "\n".join(f"  {n}" for n in outcome.counter_notes))
+    if outcome.profile_links:
+        parts.append("hotspots (profiled in the baseline and a run; docs/methods/hotspots.md):\n" + "\n".join(
+            f"  {describe_instance(x['bench'], x['params'])}: {x['command']}" for x in outcome.profile_links))
     if outcome.not_compared:
         shown = outcome.not_compared[:20]
         more = len(outcome.not_compared) - len(shown)
@@ -452,6 +457,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
         "threshold": threshold,
         "significant": len(significant),
         "significant_with_caveat": sum(1 for c in significant if c.caveat),
+        "hotspots": outcome.profile_links,
         "comparisons": [
             {
                 "bench": c.bench,
@@ -533,6 +539,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = resolve_runs(store, args.runs, args.baseline)
         outcome = compare_runs(store, runs, threshold, args.stat)
+        outcome.profile_links = diff_links(store, runs)
         # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
         labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in store.results(r.id)])
     finally:

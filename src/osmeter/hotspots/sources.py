@@ -136,3 +136,27 @@ def load(ref: str, store_opener: Any) -> Profile:
         return load_stored(store, base, which)
     finally:
         store.close()
+
+
+def diff_links(store: Any, runs: Sequence[Any]) -> list[dict[str, Any]]:
+    """For `osmeter compare`: each instance profiled in the baseline (runs[0])
+    and in another run, with the command that diffs the two profiles."""
+    from ..records import canonical_params  # noqa: PLC0415
+
+    def keyed(run_id: int) -> dict[tuple[str, str], str]:
+        out = {}
+        for i, p in enumerate(store.profiles(run_id), 1):
+            if p.status == "ok":
+                out.setdefault((p.bench, canonical_params(p.params)), f"{run_id}:{i}")
+        return out
+
+    if not runs:
+        return []
+    base = keyed(runs[0].id)
+    links = []
+    for run in runs[1:]:
+        for key, ref in keyed(run.id).items():
+            if key in base:
+                links.append({"bench": key[0], "params": json.loads(key[1]), "baseline": base[key], "run": ref,
+                              "command": f"osmeter hotspots --diff {base[key]} {ref}"})
+    return links

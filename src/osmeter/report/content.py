@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from ..catalog import LebenchRow
 from ..lebench import RowNames
-from ..model import BenchResult, RunInfo
+from ..model import BenchResult, RunInfo, StoredProfile
 from ..store.base import Store
 from ..warnings import CodedWarning, run_warnings
 from .expect import Prediction, PredictionRow, match
@@ -228,6 +228,7 @@ class RunReport:
     failures: list[FigureFailure] = field(default_factory=list)
     names: RowNames | None = None  # --names lebench: rows labelled and ordered as LEBench's table
     lebench_rows: tuple[LebenchRow, ...] = ()  # LEBench's table, for a run of the lebench suite
+    profiles: tuple[StoredProfile, ...] = ()  # osmeter hotspots: the run's stored profiles
 
     @property
     def run(self) -> RunInfo:
@@ -263,6 +264,7 @@ def build_run_report(
     data = run_data(store, run)
     report = RunReport(data, run_warnings(run, data.results), names=names, lebench_rows=tuple(lebench_rows))
     report.predictions = match(predictions, data.results, expect_path) if predictions else []
+    report.profiles = tuple(store.profiles(run.id))
     if with_figures:
         from .figures.distribution import distribution_figures
 

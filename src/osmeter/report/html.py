@@ -24,6 +24,7 @@ from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import counters as ctr
+from . import hotspots as hs
 from . import facts as fc
 from . import flags as fl
 from . import names as nm
@@ -283,6 +284,25 @@ def counters_html(report: RunReport) -> str:
     return "\n".join(parts) + "\n"
 
 
+def hotspots_html(report: RunReport) -> str:
+    """Each stored profile's top functions (report/hotspots.py); nothing without profiles."""
+    if not report.profiles:
+        return ""
+    parts = [f"<h3>{esc(hs.HEADING)}</h3>", f'<p class="muted">{esc(hs.EXPLAIN)}</p>']
+    head = "".join(f'<th{" class=num" if r else ""}>{esc(h)}</th>' for h, r in zip(hs.HEADERS, hs.RIGHT))
+    for t in hs.tables(report.run.id, report.profiles):
+        parts.append(f'<p><b>{esc(t.title)}</b> <span class="muted">flame graph: '
+                     f'<code>{esc(t.command)}</code></span></p>')
+        if t.note:
+            parts.append(f'<p class="muted">{esc(t.note)}</p>')
+            continue
+        rows = "".join("<tr>" + "".join(f'<td class="{"num" if r else "mono"}">{esc(c)}</td>'
+                                        for c, r in zip(row, hs.RIGHT)) + "</tr>\n" for row in t.rows)
+        parts.append(f'<div class="scroll"><table class="hotspots"><thead><tr>{head}</tr></thead>'
+                     f"<tbody>\n{rows}</tbody></table></div>")
+    return "\n".join(parts) + "\n"
+
+
 def predictions_html(report: RunReport, path: str) -> str:
     if not report.predictions:
         return ""
@@ -390,6 +410,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         lebench_notes,
         facts_html(report),
         counters_html(report),
+        hotspots_html(report),
         predictions_html(report, expect_path),
         "<h3>Machine</h3>",
         _table(

@@ -12,6 +12,7 @@ from typing import Sequence
 from .. import textsafe
 from ..records import describe_instance, format_params
 from . import counters as ctr
+from . import hotspots as hs
 from . import facts as fc
 from . import flags as fl
 from . import names as nm
@@ -93,6 +94,17 @@ def counters_section(report: RunReport) -> list[str]:
     notes = ctr.notes(measured)
     if notes:
         out.append("\n".join(f"- {inline(n)}" for n in notes))
+    return out
+
+
+def hotspots_section(report: RunReport) -> list[str]:
+    """Each stored profile's top functions (report/hotspots.py); nothing without profiles."""
+    if not report.profiles:
+        return []
+    out = [f"### {hs.HEADING}", hs.EXPLAIN]
+    for t in hs.tables(report.run.id, report.profiles):
+        out.append(f"**{inline(t.title)}** — flame graph: `{t.command}`")
+        out.append(inline(t.note) if t.note else table(list(hs.HEADERS), t.rows, list(hs.RIGHT)))
     return out
 
 
@@ -204,6 +216,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
     out += results_section(report)
     out += facts_section(report)
     out += counters_section(report)
+    out += hotspots_section(report)
     if report.predictions:
         prow = []
         for p in report.predictions:
