@@ -65,7 +65,8 @@ def fake_probe_pid(probe: FakeProbe) -> int:
     raise AssertionError("fake probe not running")
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+# SIGTERM is slow-marked to keep the default run under 5 minutes (~3 s); CI runs it.
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow)])
 def test_signal_to_osmeter(fake_probe: FakeProbe, osmeter_proc, store_path: Path, signum: int, code: int) -> None:
     fake_probe.set(delay=DELAY, spawn_child=1)
     proc = osmeter_proc("run")
@@ -81,6 +82,8 @@ def test_signal_to_osmeter(fake_probe: FakeProbe, osmeter_proc, store_path: Path
     assert fake_probe.processes() == []
 
 
+# Slow-marked to keep the default run under 5 minutes (~4 s; the SIGINT one runs by default); CI runs it.
+@pytest.mark.slow
 def test_probe_killed(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
     fake_probe.set(delay=DELAY, spawn_child=1)
     proc = osmeter_proc("run")
@@ -93,6 +96,8 @@ def test_probe_killed(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> 
     assert fake_probe.processes() == []  # the child holding stdout was killed too
 
 
+# Slow-marked to keep the default run under 5 minutes (~3 s); CI runs it.
+@pytest.mark.slow
 def test_probe_dies_mid_line(cli, fake_probe: FakeProbe, store_path: Path) -> None:
     fake_probe.set(die_after=2, partial=1, spawn_child=1)
     r = cli("run")

@@ -65,6 +65,8 @@ def test_run_store_show_export(real_probe: str, store_path: Path) -> None:
     assert db_rows(store_path, "SELECT status FROM runs") == [("complete",)]
 
 
+# Slow-marked to keep the default run under 5 minutes (~2.5 s); CI runs it.
+@pytest.mark.slow
 def test_board_file_imports_as_a_run(real_probe: str, store_path: Path, tmp_path: Path) -> None:
     board = tmp_path / "board.jsonl"
     p = subprocess.run([real_probe, "run", *NAMES, *TINY, "-o", str(board)], capture_output=True, text=True)

@@ -205,6 +205,8 @@ def study(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=subprocess_env(), timeout=300)
 
 
+# Slow-marked to keep the default run under 5 minutes (~5 s); CI runs it.
+@pytest.mark.slow
 def test_one_run_with_figures_a_table_and_the_knee(stand_in, store_path, tmp_path, monkeypatch):
     remote = tmp_path / "remote"
     remote.mkdir()
@@ -308,6 +310,8 @@ def test_page_cache_of_a_run_without_a_sweep(cli, store_path):
     assert r.code == 0 and "no file.cache_sweep results in this run" in r.out
 
 
+# Slow-marked to keep the default run under 5 minutes (~3.4 s); CI runs it.
+@pytest.mark.slow
 def test_cache_part_alone_in_the_cgroup(stand_in, store_path, tmp_path, monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("needs root for the memory cgroup")

@@ -117,6 +117,8 @@ def test_loopback_only_says_the_remote_column_is_absent(cli, runs: Path, store_p
     assert (out / "net-study.txt").read_text() in r.out
 
 
+# Slow-marked to keep the default run under 5 minutes (~4 s); CI runs it.
+@pytest.mark.slow
 def test_with_a_peer_loopback_against_remote(cli, runs: Path, store_path: Path, tmp_path: Path,
                                             peer: StandInPeer) -> None:
     token = tmp_path / "token"
@@ -185,6 +187,8 @@ def test_a_peer_that_is_down_or_refuses_is_said(cli, runs: Path, store_path: Pat
     assert not runs.exists() and not store_path.exists()
 
 
+# Slow-marked to keep the default run under 5 minutes (~3.5 s); CI runs it.
+@pytest.mark.slow
 def test_the_token_may_come_from_the_environment(cli, runs: Path, tmp_path: Path, peer: StandInPeer,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OSMETER_PEER_TOKEN", "from-env")

@@ -47,6 +47,8 @@ def table(out: Path, name: str) -> list[dict[str, str]]:
     return list(csv.DictReader((out / name).open()))
 
 
+# Slow-marked to keep the default run under 5 minutes (~4 s; the tiny study runs by default); CI runs it.
+@pytest.mark.slow
 def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     # Four kernels (the fake probe's memory-bound matrix1 among them): every kernel the same code path, and a
@@ -114,6 +116,8 @@ def test_skipped_configurations_show_the_reason_and_no_figure(cli, fake_probe: F
     assert "1 x read" not in re.sub(r"<[^>]+>", "", (out / "rt-cyclic-histogram.svg").read_text())
 
 
+# Slow-marked to keep the default run under 5 minutes (~2 s); CI runs it.
+@pytest.mark.slow
 def test_fifo_refused_is_said(cli, fake_probe: FakeProbe, runs: Path, tmp_path: Path) -> None:
     fake_probe.set(no_fifo=1)
     r = cli("study", "rt", "--quick", "-o", str(tmp_path / "out"), "--jobs", "20", "--cyclic-s", "1",
@@ -123,6 +127,8 @@ def test_fifo_refused_is_said(cli, fake_probe: FakeProbe, runs: Path, tmp_path: 
     assert "these latencies are not a real-time thread's" in r.out
 
 
+# Slow-marked to keep the default run under 5 minutes (~2 s); CI runs it.
+@pytest.mark.slow
 def test_priority_zero_is_passed_on(cli, fake_probe: FakeProbe, runs: Path, tmp_path: Path) -> None:
     argv = tmp_path / "argv.json"
     fake_probe.set(argv_file=argv)
@@ -160,6 +166,8 @@ def test_bad_arguments_are_refused_before_anything(cli, runs: Path, store_path: 
     assert not runs.exists() and not store_path.exists() and not (tmp_path / "out").exists()
 
 
+# Slow-marked to keep the default run under 5 minutes (two studies, ~6 s); CI runs it.
+@pytest.mark.slow
 def test_compare_two_studies_shows_max_and_variance(cli, fake_probe: FakeProbe, runs: Path, tmp_path: Path) -> None:
     """The same study twice: a change of nothing but noise; the table carries the
     max and variance rows of every rt instance."""

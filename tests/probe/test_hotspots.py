@@ -24,7 +24,7 @@ import pytest
 from probe_helpers import run_probe
 from test_unprivileged import as_nobody, open_tmp  # noqa: F401 (open_tmp: a fixture)
 
-TINY = ("--min-time", "0.3", "--max-time", "1", "--quiet")
+TINY = ("--min-time", "0.25", "--max-time", "0.6", "--quiet")
 
 
 def profile_of(run) -> dict:

@@ -73,6 +73,8 @@ def lebench_run(probe):
     return r
 
 
+# Slow-marked to keep the default run under 5 minutes (the whole lebench suite, ~8 s); CI runs it.
+@pytest.mark.slow
 def test_the_suite_runs_every_available_row_labelled(lebench_run, catalogue):
     available = [r for r in catalogue["lebench_rows"] if r["available"]]
     progress = lebench_run.of_type("progress")

@@ -79,7 +79,8 @@ def icmp_available(r) -> bool:
     return not skips
 
 
-@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+# ipv6 is slow-marked to keep the default run under 5 minutes (~4 s); CI runs it.
+@pytest.mark.parametrize("family", ["ipv4", pytest.param("ipv6", marks=pytest.mark.slow)])
 def test_every_net_benchmark_gives_a_plausible_figure(probe, family):
     if family == "ipv6" and not has_ipv6_loopback():
         r = run_probe(probe, "run", "net.tcp_rtt", "--param", "family=ipv6", *TINY)
@@ -508,6 +509,8 @@ def stop_the_udp_session(probe: str, seconds: float | None, *budget: str) -> Pro
         return probe_finished(p)
 
 
+# Slow-marked to keep the default run under 5 minutes (~6 s); CI runs it.
+@pytest.mark.slow
 def test_udp_losses_are_counted_not_timed(probe):
     """The session stopped for 1.5 s: the datagrams of that time get no
     answer within 1 s (lost), then late answers (stale); the figure stays a

@@ -295,6 +295,8 @@ def test_the_probe_runs_in_the_cgroup_which_is_gone_afterwards(cli, fake_probe, 
     assert "memory cgroup: limit 64 MiB" in cli("show", "latest").out
 
 
+# Slow-marked to keep the default run under 5 minutes (~3 s); CI runs it.
+@pytest.mark.slow
 def test_a_killed_probe_leaves_no_cgroup(cli, fake_probe, store_path, tmp_path, real_cgroups):
     record = wrapped_probe(tmp_path, fake_probe)
     fake_probe.set(die_after=1, spawn_child=1)  # SIGKILLed, with a child that outlives it

@@ -26,7 +26,7 @@ from osmeter.errors import EXIT_IMPORT, EXIT_OK
 from ..conftest import DATA, invoke_main
 
 SLOW = os.environ.get("OSMETER_TEST_SLOW") == "1"
-FUZZ_EXAMPLES = 2000 if SLOW else 150
+FUZZ_EXAMPLES = 2000 if SLOW else 75
 GOOD_LINES = (DATA / "run_x86_64.jsonl").read_bytes().split(b"\n")[:-1]
 GOOD_RECORDS = [json.loads(line) for line in GOOD_LINES]
 

@@ -46,7 +46,7 @@ from osmeter.store import open_store
 from ..conftest import import_fixture, invoke_main
 
 SLOW = os.environ.get("OSMETER_TEST_SLOW") == "1"
-FUZZ_EXAMPLES = 1000 if SLOW else 50
+FUZZ_EXAMPLES = 1000 if SLOW else 25
 
 # A counters record as `osmeter-probe run --counters sw,cycles` writes it
 # on a machine without a PMU (docs/schema.md), so counters are fuzzed too.
