@@ -15,6 +15,7 @@ diff.txt).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -25,7 +26,7 @@ from typing import Any, Sequence
 from .. import outfile, textsafe
 from ..errors import NotFoundError, UsageError
 from ..hotspots import flamegraph, folded
-from ..hotspots.sources import Profile, from_record, load, params_text
+from ..hotspots.sources import Profile, from_stored, load, params_text
 from ..probe import locate_probe
 from ..recorder import RunContext, RunRecorder
 from ..progress import make_progress
@@ -139,11 +140,9 @@ def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Seque
     run_id = recorder.run_id
     profiles = []
     for p in store.profiles(run_id):
-        rec = {**p.meta, "status": p.status, "mode": p.mode, "bench": p.bench, "params": p.params,
-               "stacks": [[s, w] for s, w in p.stacks]}
         if p.status != "ok":
             raise UsageError(f"{p.bench}: no profile: {p.meta.get('reason') or p.status} (run {run_id} is stored)")
-        profiles.append(from_record(rec, f"run {run_id} {p.bench} {params_text(p.params)}".strip()))
+        profiles.append(from_stored(p))
     if not profiles:
         raise NotFoundError(f"run {run_id} holds no profile: the benchmark did not finish (see above)")
     return Profiled(run_id, status, profiles, code)
@@ -195,8 +194,7 @@ def write_profile(directory: Path, p: Profile, top: int, prefix: str = "") -> tu
 def as_json(p: Profile, top: int) -> dict[str, Any]:
     rows = folded.function_table(p.stacks, p.calls)[:top]
     return {"label": p.label, "bench": p.bench, "params": p.params, "weight_unit": p.weight_unit,
-            "total": p.total, "meta": p.meta,
-            "top": [r.__dict__ if not hasattr(r, "_asdict") else r._asdict() for r in rows]}
+            "total": p.total, "meta": p.meta, "top": [dataclasses.asdict(r) for r in rows]}
 
 
 def default_dir(args: argparse.Namespace, tag: str) -> Path:
@@ -234,7 +232,8 @@ def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
     written = [outfile.write(directory / name, t) for name, t in files.items()]
     if args.json:
         json.dump({"a": as_json(a, args.top), "b": as_json(b, args.top),
-                   "diff": [r.__dict__ for r in rows[: args.top]]}, sys.stdout, indent=1, default=str)
+                   "diff": [{**dataclasses.asdict(r), "self_change": r.self_change, "total_change": r.total_change}
+                            for r in rows[: args.top]]}, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(textsafe.terminal(text))

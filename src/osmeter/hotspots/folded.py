@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
+from ..report.table import render_table
 
 Stacks = list[tuple[tuple[str, ...], int]]
 KERNEL_SUFFIX = "_[k]"
@@ -202,10 +203,7 @@ def _pct(x: float) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    def fmt(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)]) + "\n"
+    return render_table(header, rows, right) + "\n"
 
 
 def render_top(rows: Sequence[FunctionRow], n: int, weight_unit: str) -> str:

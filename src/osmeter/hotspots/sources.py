@@ -109,14 +109,17 @@ def load_file(path: Path, which: str | None) -> Profile:
     return from_record(rec, f"{path.name} {name}")
 
 
-def load_stored(store: Any, ref: str, which: str | None) -> Profile:
-    run = store.run(ref)
-    stored = store.profiles(run.id)
-    candidates = [(f"{p.bench} {params_text(p.params)}".strip(), p) for p in stored]
-    p = _pick(candidates, which, f"run {run.id}")
+def from_stored(p: Any) -> Profile:
+    """A stored profile (model.StoredProfile)."""
     rec = {**p.meta, "status": p.status, "mode": p.mode, "bench": p.bench, "params": p.params,
            "stacks": [[s, w] for s, w in p.stacks]}
-    return from_record(rec, f"run {run.id} {p.bench} {params_text(p.params)}".strip())
+    return from_record(rec, f"run {p.run_id} {p.bench} {params_text(p.params)}".strip())
+
+
+def load_stored(store: Any, ref: str, which: str | None) -> Profile:
+    run = store.run(ref)
+    candidates = [(f"{p.bench} {params_text(p.params)}".strip(), p) for p in store.profiles(run.id)]
+    return from_stored(_pick(candidates, which, f"run {run.id}"))
 
 
 def load(ref: str, store_opener: Any) -> Profile:
