@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "knob.h"
+
 #if defined(__has_include)
 #if __has_include(<linux/perf_event.h>)
 #include <linux/perf_event.h>
@@ -200,14 +202,7 @@ struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec)
 
 static int paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 99;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 99;
-		fclose(f);
-	}
-	return v;
+	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
 }
 
 #ifdef OSM_HAVE_PERF_EVENT

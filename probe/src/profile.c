@@ -128,11 +128,11 @@ void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int ke
 	*off = o;
 }
 
-static double mono_ns(void)
+uint64_t osm_prof_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 struct osm_profile *osm_profile_new(const struct osm_profile_spec *spec)
@@ -160,7 +160,7 @@ void osm_profile_enable(struct osm_profile *p)
 {
 	if (strcmp(p->status, "ok") || p->active)
 		return;
-	p->t_enable = mono_ns();
+	p->t_enable = (double)osm_prof_now_ns();
 	if (!p->batches)
 		p->start_ns = p->t_enable;
 	p->active = 1;
@@ -179,7 +179,7 @@ void osm_profile_disable(struct osm_profile *p, uint64_t ops)
 	else
 		osm_prof_perf_disable(p);
 	p->active = 0;
-	p->end_ns = mono_ns();
+	p->end_ns = (double)osm_prof_now_ns();
 	p->enabled_ns += p->end_ns - p->t_enable;
 	p->batches++;
 	p->ops += ops;

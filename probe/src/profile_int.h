@@ -37,6 +37,8 @@ struct osm_profile {
 	void *impl;
 };
 
+/* CLOCK_MONOTONIC in ns: the timed batches' marks (and perf's sample times, use_clockid). */
+uint64_t osm_prof_now_ns(void);
 void osm_prof_note(struct osm_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A frame name made safe for the folded format (';' and newlines become ':'

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cleanup_trace.h"
+#include "knob.h"
 #include "symbols.h"
 
 #if defined(__has_include)
@@ -62,14 +63,7 @@ struct perf_state {
 
 static int paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 99;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 99;
-		fclose(f);
-	}
-	return v;
+	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
 }
 
 static int open_event(const struct osm_profile *p, int cycles, int exclude_kernel)
@@ -119,31 +113,19 @@ static const char *why(int err)
 	return buf;
 }
 
-#define KPTR "/proc/sys/kernel/kptr_restrict"
-
 /* Kernel symbols. Root is refused their addresses only at kptr_restrict 2:
  * then it is lowered to 1 (root sees addresses) for the moment of reading,
  * journalled (cleanup_trace.h), and put back at once. */
 static struct osm_ksyms *load_ksyms(char *why, size_t len)
 {
 	struct osm_ksyms *k = osm_ksyms_load(why, len);
-	int kptr = -1;
-	FILE *f = fopen(KPTR, "r");
-	if (f) {
-		if (fscanf(f, "%d", &kptr) != 1)
-			kptr = -1;
-		fclose(f);
-	}
+	int kptr = osm_knob_read_int(OSM_KNOB_KPTR, -1);
 	if (k || geteuid() != 0 || kptr < 2 || !strstr(why, "hides"))
 		return k;
 	char old[16], err[256];
 	snprintf(old, sizeof(old), "%d", kptr);
-	if (!osm_tracestate_push("write", KPTR, old, err, sizeof(err))) {
-		f = fopen(KPTR, "w");
-		int set = f && fputs("1", f) >= 0;
-		if (f && fclose(f))
-			set = 0;
-		if (set)
+	if (!osm_tracestate_push("write", OSM_KNOB_KPTR, old, err, sizeof(err))) {
+		if (!osm_knob_write(OSM_KNOB_KPTR, "1"))
 			k = osm_ksyms_load(why, len);
 		osm_tracestate_undo();
 	}
@@ -220,17 +202,10 @@ void osm_prof_perf_open(struct osm_profile *p)
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void osm_prof_perf_enable(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
-	s->iv_start = mono_now();
+	s->iv_start = osm_prof_now_ns();
 }
 
 /* Whether t falls in a timed batch. */
@@ -363,7 +338,7 @@ static void drain(struct osm_profile *p, struct perf_state *s)
 void osm_prof_perf_disable(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
-	uint64_t end = mono_now();
+	uint64_t end = osm_prof_now_ns();
 	if (s->n_iv == s->cap_iv) {
 		size_t cap = s->cap_iv ? s->cap_iv * 2 : 4096;
 		uint64_t *iv = realloc(s->iv, 2 * cap * sizeof(*iv));

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "knob.h"
+
 
 /* ---- kernel ------------------------------------------------------------ */
 
@@ -105,13 +107,7 @@ struct osm_ksyms *osm_ksyms_load(char *why, size_t len)
 		return NULL;
 	}
 	size_t nonzero = read_kallsyms(k);
-	int kptr = -1;
-	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "r");
-	if (f) {
-		if (fscanf(f, "%d", &kptr) != 1)
-			kptr = -1;
-		fclose(f);
-	}
+	int kptr = osm_knob_read_int(OSM_KNOB_KPTR, -1);
 	if (!k->n) {
 		snprintf(why, len, "/proc/kallsyms cannot be read: %s", strerror(errno ? errno : ENOENT));
 		osm_ksyms_free(k);
