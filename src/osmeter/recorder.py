@@ -333,12 +333,20 @@ class RunRecorder:
                            batch=batch, extra=extra, counters=counters, record=record, flags=pooled.flags,
                            repetitions=reps)
 
-    def _counters(self, record: Counters) -> None:
+    def _owner(self, record: Counters | Profile, stray: str) -> int | None:
+        """The seq of the result a counters or profile record follows, or None
+        (noted: "'KIND' for INSTANCE {stray}; ignored")."""
         assert self.run_id is not None
         seq = self._last_seq
         if seq is None or not _same_instance(self.results[seq], record.bench, record.params):
             what = describe_instance(record.bench, record.params)
-            self.notes.append(f"'counters' for {what} follow no result of theirs; ignored")
+            self.notes.append(f"'{type(record).__name__.lower()}' for {what} {stray}; ignored")
+            return None
+        return seq
+
+    def _counters(self, record: Counters) -> None:
+        seq = self._owner(record, "follow no result of theirs")
+        if seq is None or self.run_id is None:
             return None
         self._counters_of.setdefault(seq, []).append(record.raw)
         merged = merge_counters(self._counters_of[seq])
@@ -348,11 +356,8 @@ class RunRecorder:
 
     def _profile(self, record: Profile) -> None:
         """A profile belongs to the result just before it, as counters do."""
-        assert self.run_id is not None
-        seq = self._last_seq
-        if seq is None or not _same_instance(self.results[seq], record.bench, record.params):
-            what = describe_instance(record.bench, record.params)
-            self.notes.append(f"'profile' for {what} follows no result of its own; ignored")
+        seq = self._owner(record, "follows no result of its own")
+        if seq is None or self.run_id is None:
             return None
         self._store.add_profile(self.run_id, seq, record.raw)
         return None

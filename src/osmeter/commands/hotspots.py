@@ -204,8 +204,14 @@ def default_dir(args: argparse.Namespace, tag: str) -> Path:
 def show(p: Profile, args: argparse.Namespace, tag: str) -> int:
     directory = outfile.prepare_directory(default_dir(args, tag))
     text, written = write_profile(directory, p, args.top)
+    return _say(args, text, lambda: as_json(p, args.top), written)
+
+
+def _say(args: argparse.Namespace, text: str, doc: Any, written: Sequence[Path]) -> int:
+    """The tables on stdout (--json: doc() as JSON), then the files written
+    (on stderr with --json, so stdout stays one JSON document)."""
     if args.json:
-        json.dump(as_json(p, args.top), sys.stdout, indent=1, default=str)
+        json.dump(doc(), sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(textsafe.terminal(text))
@@ -230,16 +236,10 @@ def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
         "diff.txt": text,
     }
     written = [outfile.write(directory / name, t) for name, t in files.items()]
-    if args.json:
-        json.dump({"a": as_json(a, args.top), "b": as_json(b, args.top),
-                   "diff": [{**dataclasses.asdict(r), "self_change": r.self_change, "total_change": r.total_change}
-                            for r in rows[: args.top]]}, sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(textsafe.terminal(text))
-    for path in written:
-        print(path, file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return _say(args, text, lambda: {
+        "a": as_json(a, args.top), "b": as_json(b, args.top),
+        "diff": [{**dataclasses.asdict(r), "self_change": r.self_change, "total_change": r.total_change}
+                 for r in rows[: args.top]]}, written)
 
 
 # ---- the command ----------------------------------------------------------------
