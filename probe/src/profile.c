@@ -251,6 +251,7 @@ void osm_profile_write(struct osm_json *j, const struct osm_profile *p)
 	osm_json_num(j, "end_ns", p->end_ns);
 	osm_json_num(j, "enabled_s", p->enabled_ns / 1e9);
 	osm_json_int(j, "batches", (int64_t)p->batches);
+	osm_json_int(j, "left_out", (int64_t)p->left_out);
 	osm_json_obj_end(j);
 	osm_json_int(j, "ops", (int64_t)p->ops);
 	osm_json_arr_begin(j, "stacks");

@@ -27,6 +27,7 @@ struct osm_profile {
 	char sym_kernel[16];     /* "kallsyms", "hidden", "unavailable" */
 	char sym_reason[400];
 	uint64_t samples, lost, ops, batches;
+	uint64_t left_out;       /* samples outside every timed batch, dropped (sample mode) */
 	double start_ns, end_ns, enabled_ns, t_enable;
 	int active;              /* enabled now */
 	struct osm_strmap stacks;

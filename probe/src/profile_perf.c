@@ -411,6 +411,7 @@ void osm_prof_perf_finish(struct osm_profile *p)
 		return;
 	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(p, s);
+	p->left_out = s->outside;
 	if (s->outside)
 		osm_prof_note(p, "%llu samples outside the timed batches (warm-up, calibration, the harness between "
 			      "batches) were left out", (unsigned long long)s->outside);

@@ -86,7 +86,11 @@ def test_only_the_timed_region_is_sampled(probe):
     enabled = prof["window"]["enabled_s"]
     expected = enabled * 999
     assert 0.6 * expected <= prof["samples"] <= 1.2 * expected, (prof["samples"], enabled)
-    assert any("left out" in n for n in prof["notes"]), "the samples outside the batches are said"
+    # Samples between batches are counted and, when there are any, said;
+    # whether there are any depends on this run's warm-up and scheduling.
+    left_out = prof["window"]["left_out"]
+    assert left_out >= 0
+    assert (left_out > 0) == any(f"{left_out} samples outside the timed batches" in n for n in prof["notes"]), prof["notes"]
     spin = share(prof, lambda f: len(f) > 1 and not f[-1].endswith("_[k]"))
     assert spin > 0.8, f"user-space spin in {spin:.0%} of samples"
 
