@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "knob.h"
 
 #define MAX_UNDO 16
 #define VAL_LEN 64
@@ -122,13 +123,7 @@ static int probe_alive(long pid)
 {
 	char p[64], cmd[256];
 	snprintf(p, sizeof(p), "/proc/%ld/cmdline", pid);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
-	fclose(f);
-	cmd[n] = 0;
-	return strstr(cmd, "osmeter-probe") != NULL;
+	return osm_knob_read_text(p, cmd, sizeof(cmd)) >= 0 && strstr(cmd, "osmeter-probe") != NULL;
 }
 
 static int replay(const char *file)

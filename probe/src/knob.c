@@ -15,6 +15,18 @@ int osm_knob_read_int(const char *path, int fallback)
 	return v;
 }
 
+long osm_knob_read_text(const char *path, char *buf, unsigned long len)
+{
+	buf[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return (long)n;
+}
+
 int osm_knob_write(const char *path, const char *value)
 {
 	FILE *f = fopen(path, "w");

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cleanup_trace.h"
+#include "knob.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define MAX_DEPTH 96
@@ -68,12 +69,8 @@ static int write_file(const char *dir, const char *name, const char *value, char
 static int file_has(const char *path, const char *word)
 {
 	char buf[4096];
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (osm_knob_read_text(path, buf, sizeof(buf)) < 0)
 		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
 	for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
 		if (!strcmp(t, word))
 			return 1;
