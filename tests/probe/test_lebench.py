@@ -108,7 +108,16 @@ def test_context_switch_row_is_the_raw_round_trip(probe):
     rtt = r.result("ctxsw.pipe_rtt")
     ring = r.result("ctxsw.pipe", mode="process")
     assert rtt["placement"] == "same_cpu" and rtt["params"] == {"mode": "process", "placement": "same_cpu"}
-    assert rtt["median"] > 2 * ring["median"]
+    # The ring subtracts the pipe transfer from each hop; the round trip
+    # subtracts nothing.
+    assert "pipe_overhead_ns" not in rtt["extra"] and "raw_ns" not in rtt["extra"]
+    extra = ring["extra"]
+    assert 0 < extra["pipe_overhead_ns"] < extra["raw_ns"]
+    assert ring["median"] == pytest.approx(extra["raw_ns"] - extra["pipe_overhead_ns"], rel=0.05)
+    # Two switches plus two transfers outweigh one bare switch. Not 2x: the two
+    # are timed a second apart, and on a busy guest one switch's cost moves by
+    # half between them (CI saw 2702 ns against 1536 ns).
+    assert rtt["median"] > ring["median"]
     assert 200 < rtt["median"] < 1_000_000
 
 
