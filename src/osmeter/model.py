@@ -44,6 +44,8 @@ class NewRun:
     params: dict[str, Any]
     machine: dict[str, Any]
     meta: dict[str, Any]  # the meta record without `machine`
+    host: str | None = None  # the inventory name of the host it ran on (osmeter fleet run)
+    fleet: str | None = None  # the fleet run it belongs to (osmeter fleet run)
 
     def __post_init__(self) -> None:
         if self.source not in RUN_SOURCES:
@@ -69,6 +71,8 @@ class RunInfo:
     machine: dict[str, Any]
     meta: dict[str, Any]
     counts: Counts = field(default_factory=Counts)
+    host: str | None = None  # the inventory name of the host it ran on (osmeter fleet run)
+    fleet: str | None = None  # the fleet run it belongs to (osmeter fleet run)
 
     def __post_init__(self) -> None:
         if self.status not in RUN_STATUSES:

@@ -57,6 +57,8 @@ class RunContext:
     argv: list[str]  # the probe command line, or ["import", FILE]
     params: dict[str, Any]  # the options osmeter was given
     source: str  # run / import
+    host: str | None = None  # osmeter fleet run: the inventory name of the host
+    fleet: str | None = None  # osmeter fleet run: the fleet run's id
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,8 @@ class RunRecorder:
                 params=self._context.params,
                 machine=meta.machine,
                 meta=meta_without_machine,
+                host=self._context.host,
+                fleet=self._context.fleet,
             )
         )
         self.meta = meta

@@ -101,8 +101,8 @@ def _store_at(path: Path, version: int) -> None:
 
 
 def test_a_store_of_the_previous_schema_is_upgraded_with_every_run_intact(store_path: Path) -> None:
-    assert migrations()[-1].name.endswith("profiles")
-    _store_at(store_path, len(migrations()) - 1)
+    assert migrations()[5].name.endswith("profiles")
+    _store_at(store_path, 5)
     before = db_rows(store_path, "SELECT * FROM results ORDER BY seq")
     store = open_store(str(store_path), create=False)  # migrates
     try:

@@ -212,6 +212,8 @@ def run(row: sqlite3.Row) -> RunInfo:
         machine=json_object(row, "machine"),
         meta=json_object(row, "meta"),
         counts=Counts(ok=row["n_ok"], skip=row["n_skip"], error=row["n_error"]),
+        host=text(row, "host", null=True),
+        fleet=text(row, "fleet", null=True),
     )
 
 

@@ -292,7 +292,7 @@ class SQLiteStore:
         with self._write():
             cur = self._conn.execute(
                 "INSERT INTO runs (label, start_time, status, source, osmeter_version, probe_version, suite,"
-                " argv, params, machine, meta) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                " argv, params, machine, meta, host, fleet) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run.label,
                     run.start_time,
@@ -304,6 +304,8 @@ class SQLiteStore:
                     _json(run.params),
                     _json(run.machine),
                     _json(run.meta),
+                    run.host,
+                    run.fleet,
                 ),
             )
             assert cur.lastrowid is not None
