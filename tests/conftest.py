@@ -25,6 +25,8 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(ROOT / "tests"))
 from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 
+from . import pgserver  # noqa: E402
+
 
 # Tests marked `slow` (tens of seconds each: the fork study, the cross builds
 # under qemu) run when this variable is 1, as CI sets it (.ci/run), or when
@@ -238,7 +240,75 @@ def db_rows(path: Path, sql: str, args: tuple[object, ...] = ()) -> list[tuple[o
         conn.close()
 
 
-def import_fixture(store_path: Path, name: str = "run_x86_64.jsonl", label: str | None = None) -> int:
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator["pgserver.Server"]:
+    """One throw-away PostgreSQL server for the session (tests/pgserver.py)."""
+    bindir = pgserver.binaries()
+    if bindir is None:
+        optional_tool_missing(pgserver.INSTALL_HINT, "postgresql")
+    server = pgserver.Server(bindir)
+    try:
+        server.start()
+    except (RuntimeError, OSError, KeyError, subprocess.TimeoutExpired) as e:
+        server.stop()
+        pytest.fail(f"cannot start the test PostgreSQL server: {e}")
+    yield server
+    server.stop()
+
+
+@dataclass
+class StoreAt:
+    """A store location for the tests that run on both backends, with
+    direct SQL access that bypasses osmeter (to read, or to damage)."""
+
+    location: str
+    backend: str  # sqlite / postgresql
+
+    def _engine(self) -> "sqlalchemy.Engine":
+        import sqlalchemy as sa
+
+        if self.backend == "sqlite":
+            return sa.create_engine(f"sqlite:///{self.location}")
+        return sa.create_engine(self.location.replace("postgresql://", "postgresql+psycopg://"))
+
+    def rows(self, sql: str, *args: object) -> list[tuple[object, ...]]:
+        """The rows of a query (`?` placeholders on both backends)."""
+        if self.backend == "sqlite":
+            return db_rows(Path(self.location), sql, args)
+        engine = self._engine()
+        try:
+            with engine.connect() as conn:
+                return [tuple(r) for r in conn.exec_driver_sql(sql.replace("?", "%s"), args).all()]
+        finally:
+            engine.dispose()
+
+    def execute(self, sql: str, *args: object) -> None:
+        """One statement run and committed; `?` placeholders on both backends."""
+        engine = self._engine()
+        try:
+            with engine.begin() as conn:
+                conn.exec_driver_sql(sql if self.backend == "sqlite" else sql.replace("?", "%s"), tuple(args))
+        finally:
+            engine.dispose()
+
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_at(request: pytest.FixtureRequest, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> StoreAt:
+    """An empty store on each backend (PostgreSQL: a new database on the
+    session's server; its copies of the store tests are slow-marked), also
+    made the default through $OSMETER_STORE."""
+    if request.param == "sqlite":
+        location = str(isolated_env / "store" / "osmeter.db")
+    else:
+        location = request.getfixturevalue("pg_server").database()
+    monkeypatch.setenv("OSMETER_STORE", location)
+    return StoreAt(location, request.param)
+
+
+def import_fixture(store_path: Path | str, name: str = "run_x86_64.jsonl", label: str | None = None) -> int:
     """Store tests/data/NAME through the import path; returns the run id."""
     from osmeter.commands.import_ import read_probe_file, store_probe_file
     from osmeter.recorder import RunContext, RunRecorder

@@ -30,6 +30,7 @@ REQUIRE = {
     "browser": "OSMETER_REQUIRE_BROWSER",  # headless Chromium (the report's browser test)
     "cross": "OSMETER_REQUIRE_CROSS",  # aarch64/armv7/riscv64 cross compilers
     "qemu": "OSMETER_REQUIRE_QEMU",  # qemu-user, to run the cross-built probes
+    "postgresql": "OSMETER_REQUIRE_POSTGRESQL",  # a PostgreSQL server (initdb, pg_ctl) for the store tests
 }
 
 

@@ -128,9 +128,13 @@ def test_corrupt_store_fails_before_the_probe_runs(cli, fake_probe: FakeProbe, s
     assert cli("runs").code == errors.EXIT_STORE
 
 
-def test_postgresql_url(cli, fake_probe: FakeProbe) -> None:
-    r = cli("run", "--store", "postgresql://db/osm")
-    assert r.code == errors.EXIT_STORE and "only SQLite" in r.err
+def test_postgresql_url_of_no_server_fails_before_the_probe_runs(cli, fake_probe: FakeProbe, tmp_path: Path) -> None:
+    argv_file = tmp_path / "argv.json"
+    fake_probe.set(argv_file=argv_file)
+    r = cli("run", "--store", "postgresql://me:secret@db.invalid/osm")
+    assert r.code == errors.EXIT_STORE and "cannot open the store postgresql://me@db.invalid/osm" in r.err, r.err
+    assert "does not resolve" in r.err and "secret" not in r.err
+    assert not argv_file.exists()
 
 
 def test_probe_not_found(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from osmeter.recorder import InstanceDone, RunContext, RunRecorder, RunStarted
 from osmeter.records import parse_line
 from osmeter.store import open_store
 
-from ..conftest import DATA, db_rows
+from ..conftest import DATA, StoreAt, db_rows
 
 LINES = (DATA / "run_x86_64.jsonl").read_text().splitlines()
 
@@ -22,7 +22,7 @@ def objs() -> list[dict[str, Any]]:
     return [json.loads(line) for line in LINES]
 
 
-def feed_all(store_path: Path, items: list[dict[str, Any]]) -> RunRecorder:
+def feed_all(store_path: Path | str, items: list[dict[str, Any]]) -> RunRecorder:
     store = open_store(str(store_path), create=True)
     recorder = RunRecorder(store, RunContext("t", ["probe"], {}, "run"))
     try:
@@ -34,36 +34,36 @@ def feed_all(store_path: Path, items: list[dict[str, Any]]) -> RunRecorder:
     return recorder
 
 
-def test_whole_run(store_path: Path) -> None:
-    recorder = feed_all(store_path, objs())
+def test_whole_run(store_at: StoreAt) -> None:
+    recorder = feed_all(store_at.location, objs())
     assert [r.status for r in recorder.results] == ["ok", "ok", "skip", "ok", "error"]
     assert recorder.notes == []
-    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [("complete", None)]
+    assert store_at.rows("SELECT status, status_reason FROM runs") == [("complete", None)]
 
 
-def test_each_result_is_committed_as_it_arrives(store_path: Path) -> None:
-    store = open_store(str(store_path), create=True)
+def test_each_result_is_committed_as_it_arrives(store_at: StoreAt) -> None:
+    store = open_store(store_at.location, create=True)
     recorder = RunRecorder(store, RunContext(None, ["probe"], {}, "run"))
     events = [recorder.feed(parse_line(line)) for line in LINES[:4]]
     assert isinstance(events[0], RunStarted) and isinstance(events[3], InstanceDone)
     # Another connection sees the run and the first result before the run ends.
-    assert db_rows(store_path, "SELECT status FROM runs") == [("running",)]
-    assert db_rows(store_path, "SELECT bench FROM results") == [("cpu.call",)]
+    assert store_at.rows("SELECT status FROM runs") == [("running",)]
+    assert store_at.rows("SELECT bench FROM results") == [("cpu.call",)]
     store.close()
 
 
-def test_missing_end_marks_incomplete(store_path: Path) -> None:
-    feed_all(store_path, objs()[:-1])
-    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
+def test_missing_end_marks_incomplete(store_at: StoreAt) -> None:
+    feed_all(store_at.location, objs()[:-1])
+    assert store_at.rows("SELECT status, status_reason FROM runs") == [
         ("incomplete", "the probe's output ended without an 'end' record")
     ]
 
 
-def test_interrupted_end_marks_incomplete(store_path: Path) -> None:
+def test_interrupted_end_marks_incomplete(store_at: StoreAt) -> None:
     items = objs()
     items[-1] = dict(items[-1], status="interrupted", signal="SIGINT")
-    feed_all(store_path, items)
-    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
+    feed_all(store_at.location, items)
+    assert store_at.rows("SELECT status, status_reason FROM runs") == [
         ("incomplete", "probe interrupted by SIGINT")
     ]
 
@@ -85,31 +85,31 @@ def without(items: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
         (lambda o: [dict(o[0], command="serve")] + o[1:], "only the output of `osmeter-probe run`"),
     ],
 )
-def test_order_violations(store_path: Path, mutate, message: str) -> None:
+def test_order_violations(store_at: StoreAt, mutate, message: str) -> None:
     with pytest.raises(RecordError, match=message):
-        feed_all(store_path, mutate(objs()))
+        feed_all(store_at.location, mutate(objs()))
 
 
-def test_null_samples_are_refused_naming_the_sample(store_path: Path) -> None:
+def test_null_samples_are_refused_naming_the_sample(store_at: StoreAt) -> None:
     """docs/schema.md: 'values' never holds null (the probe turns a sample that
     is not a finite number into an error record), so a null is damage."""
     items = objs()
     values = items[2]["values"]
     items[2] = dict(items[2], values=values[:-1] + [None])
     with pytest.raises(RecordError, match=rf"'values\[{len(values) - 1}\]' is null, but the probe writes only"):
-        feed_all(store_path, items)
+        feed_all(store_at.location, items)
 
 
-def test_counters_attach_to_their_result(store_path: Path) -> None:
+def test_counters_attach_to_their_result(store_at: StoreAt) -> None:
     items = objs()
     counters = {"type": "counters", "bench": "cpu.call", "params": {"args": 0}, "cycles": 4.0}
-    recorder = feed_all(store_path, items[:4] + [counters] + items[4:])
+    recorder = feed_all(store_at.location, items[:4] + [counters] + items[4:])
     assert recorder.results[0].counters == counters
-    assert db_rows(store_path, "SELECT counters FROM results WHERE seq = 0") == [(json.dumps(counters, sort_keys=True, separators=(",", ":")),)]
+    assert store_at.rows("SELECT counters FROM results WHERE seq = 0") == [(json.dumps(counters, sort_keys=True, separators=(",", ":")),)]
 
 
-def test_end_counts_mismatch_is_noted(store_path: Path) -> None:
+def test_end_counts_mismatch_is_noted(store_at: StoreAt) -> None:
     items = objs()
     items[-1] = dict(items[-1], counts={"ok": 9, "skip": 1, "error": 1})
-    recorder = feed_all(store_path, items)
+    recorder = feed_all(store_at.location, items)
     assert "counts" in recorder.notes[0]

@@ -1,4 +1,8 @@
-"""SQLite store: round trip, migrations, location, and refusing bad stores."""
+"""The store: round trip, migrations, location, and refusing bad stores.
+
+Tests taking `store_at` run on both backends: SQLite, and PostgreSQL on a
+server the tests start (tests/pgserver.py; those copies are slow-marked, so
+CI runs them). The rest are about SQLite's file: paths, modes, mounts."""
 
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ from osmeter.errors import EXIT_NOT_FOUND, EXIT_STORE, EXIT_USAGE, NotFoundError
 from osmeter.model import BenchResult, NewRun
 from osmeter.store import default_location, open_store, resolve_location
 from osmeter.store.base import decode_samples, encode_samples
+from osmeter.store.migrate import head_version
 from osmeter.store.sqlite import migrations
 
-from ..conftest import DATA, db_rows, import_fixture
+from ..conftest import DATA, StoreAt, db_rows, import_fixture
 
 
 def new_run(label: str | None = "t") -> NewRun:
@@ -57,9 +62,9 @@ def ok_result(seq: int, values: np.ndarray) -> BenchResult:
     )
 
 
-def test_round_trip(store_path: Path) -> None:
+def test_round_trip(store_at: StoreAt) -> None:
     values = np.random.default_rng(0).normal(10.0, 0.1, 100)
-    store = open_store(str(store_path), create=True)
+    store = open_store(store_at.location, create=True)
     run_id = store.create_run(new_run())
     store.add_result(run_id, ok_result(0, values), values)
     store.add_result(
@@ -69,7 +74,7 @@ def test_round_trip(store_path: Path) -> None:
     store.finish_run(run_id, "complete", "2026-11-22T07:41:00Z", None)
     store.close()
 
-    store = open_store(str(store_path), create=False)
+    store = open_store(store_at.location, create=False)
     run = store.run(str(run_id))
     assert run == store.run("latest")
     assert run.status == "complete" and run.label == "t" and run.machine["hostname"] == "h"
@@ -84,11 +89,11 @@ def test_round_trip(store_path: Path) -> None:
     assert store.samples(run_id, 1) is None
     store.close()
     # params are stored canonically: sorted keys, no spaces
-    assert db_rows(store_path, "SELECT params FROM results WHERE seq = 0") == [('{"a":"z","args":3}',)]
+    assert store_at.rows("SELECT params FROM results WHERE seq = 0") == [('{"a":"z","args":3}',)]
 
 
-def test_nan_statistics_survive_as_nan(store_path: Path) -> None:
-    store = open_store(str(store_path), create=True)
+def test_nan_statistics_survive_as_nan(store_at: StoreAt) -> None:
+    store = open_store(store_at.location, create=True)
     run_id = store.create_run(new_run())
     store.add_result(run_id, ok_result(0, np.array([5.0])), np.array([5.0]))
     (r,) = store.results(run_id)
@@ -115,25 +120,32 @@ def test_a_samples_blob_is_not_decompressed_past_its_result_n() -> None:
         decode_samples(zlib.compress(bytes(80))[:-4], 10)  # cut short
 
 
-def test_migrations_are_recorded(store_path: Path) -> None:
-    open_store(str(store_path), create=True).close()
-    versions = db_rows(store_path, "SELECT version, name FROM schema_migrations ORDER BY version")
-    assert versions == [(m.version, m.name) for m in migrations()]
-    assert versions[0] == (1, "initial")
-    open_store(str(store_path), create=True).close()  # reopening applies nothing twice
-    assert db_rows(store_path, "SELECT count(*) FROM schema_migrations") == [(len(versions),)]
+def test_migrations_are_recorded(store_at: StoreAt) -> None:
+    open_store(store_at.location, create=True).close()
+    versions = store_at.rows("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert versions == [(m.version, m.name) for m in migrations()] + [(7, "fleet")]
+    assert versions[0] == (1, "initial") and len(versions) == head_version()
+    assert store_at.rows("SELECT version_num FROM alembic_version") == [(str(head_version()).zfill(4),)]
+    open_store(store_at.location, create=True).close()  # reopening applies nothing twice
+    assert store_at.rows("SELECT count(*) FROM schema_migrations") == [(len(versions),)]
 
 
-def test_newer_store_schema_is_refused(store_path: Path) -> None:
-    store = open_store(str(store_path), create=True)
-    store._conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
-    store.close()
+def test_newer_alembic_revision_is_refused(store_at: StoreAt) -> None:
+    open_store(store_at.location, create=True).close()
+    store_at.execute("UPDATE alembic_version SET version_num = '0999'")
+    with pytest.raises(StoreError, match="newer than this osmeter knows"):
+        open_store(store_at.location, create=False)
+
+
+def test_newer_store_schema_is_refused(store_at: StoreAt) -> None:
+    open_store(store_at.location, create=True).close()
+    store_at.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
     with pytest.raises(StoreError, match="schema version 999, newer than this osmeter"):
-        open_store(str(store_path), create=False)
+        open_store(store_at.location, create=False)
 
 
-def test_transaction_is_all_or_nothing(store_path: Path) -> None:
-    store = open_store(str(store_path), create=True)
+def test_transaction_is_all_or_nothing(store_at: StoreAt) -> None:
+    store = open_store(store_at.location, create=True)
     with pytest.raises(RuntimeError):
         with store.transaction():
             store.create_run(new_run())
@@ -142,8 +154,8 @@ def test_transaction_is_all_or_nothing(store_path: Path) -> None:
     store.close()
 
 
-def test_unknown_run(store_path: Path) -> None:
-    store = open_store(str(store_path), create=True)
+def test_unknown_run(store_at: StoreAt) -> None:
+    store = open_store(store_at.location, create=True)
     with pytest.raises(NotFoundError, match="has no runs yet"):
         store.run("latest")
     with pytest.raises(NotFoundError, match="no run 7"):
@@ -151,6 +163,13 @@ def test_unknown_run(store_path: Path) -> None:
     with pytest.raises(UsageError, match="id \\(a number\\) or 'latest'"):
         store.run("yesterday")
     store.close()
+
+
+def test_an_empty_postgresql_database_is_no_store_for_readers(pg_server) -> None:
+    url = pg_server.database()
+    with pytest.raises(NotFoundError, match="no store at"):
+        open_store(url, create=False)
+    assert StoreAt(url, "postgresql").rows("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == [(0,)]
 
 
 def test_missing_store_is_not_created_by_readers(store_path: Path) -> None:
@@ -171,14 +190,16 @@ def test_unwritable_location_names_path_and_fix(tmp_path: Path) -> None:
 def test_read_only_store_is_refused_before_writing(store_path: Path) -> None:
     open_store(str(store_path), create=True).close()
     # A read-only connection stands in for a read-only file (tests may run as root).
-    from osmeter.store.sqlite import SQLiteStore
-    import sqlite3
+    import sqlalchemy as sa
 
-    conn = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True, isolation_level=None)
-    store = SQLiteStore(conn, store_path)
+    from osmeter.store import sqlite as backend
+
+    engine = sa.create_engine(f"sqlite:///file:{store_path}?mode=ro&uri=true")
+    sa.event.listen(engine, "connect", backend._on_connect)
+    store = backend.SQLiteStore(engine, engine.connect(), store_path, {"write": True})
     with pytest.raises(StoreError, match="cannot write to the store") as e:
         store._check_writable()
-    conn.close()
+    store.close()
     assert "is read-only" in e.value.message and "locked" not in e.value.message
 
 
@@ -278,9 +299,9 @@ def _damage(store_path: Path, sql: str) -> None:
 
 
 @pytest.mark.parametrize("column", ["argv", "params", "machine", "meta"])
-def test_corrupt_run_column_is_a_store_error(cli, store_path: Path, column: str) -> None:
-    run_id = import_fixture(store_path)
-    _damage(store_path, f"UPDATE runs SET {column} = '{{not json' WHERE id = {run_id}")
+def test_corrupt_run_column_is_a_store_error(cli, store_at: StoreAt, column: str) -> None:
+    run_id = import_fixture(store_at.location)
+    store_at.execute(f"UPDATE runs SET {column} = '{{not json' WHERE id = {run_id}")
     for args in (["runs"], ["show", str(run_id)]):
         r = cli(*args)
         assert r.code == EXIT_STORE, r.err
@@ -292,46 +313,47 @@ def test_corrupt_run_column_is_a_store_error(cli, store_path: Path, column: str)
     [("record", "'[1'"), ("params", "'{'"), ("extra", "'nope'"), ("repetitions", "'[1]'"),
      ("record", "'[]'")],
 )
-def test_corrupt_result_column_is_a_store_error(cli, store_path: Path, column: str, value: str) -> None:
-    run_id = import_fixture(store_path)
-    _damage(store_path, f"UPDATE results SET {column} = {value} WHERE run_id = {run_id} AND seq = 1")
+def test_corrupt_result_column_is_a_store_error(cli, store_at: StoreAt, column: str, value: str) -> None:
+    run_id = import_fixture(store_at.location)
+    store_at.execute(f"UPDATE results SET {column} = {value} WHERE run_id = {run_id} AND seq = 1")
     r = cli("show", str(run_id))
     assert r.code == EXIT_STORE, r.err
     assert f"run {run_id}, result 1, column '{column}'" in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.parametrize(
-    ("sql", "column", "why", "commands"),
-    [
-        ("UPDATE runs SET machine = '[1,2]' WHERE id = {run}", "machine", "a JSON array, not an object",
-         [["runs"], ["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["mem-levels", "{run}"],
-          ["compare", "{run}", "{other}"]]),
-        ("UPDATE runs SET meta = '\"x\"' WHERE id = {run}", "meta", "a JSON string, not an object",
-         [["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"], ["compare", "{run}", "{other}"]]),
-        ("UPDATE runs SET params = 'null' WHERE id = {run}", "params", "JSON null, not an object",
-         [["compare", "{run}", "{other}"]]),
-        ("UPDATE results SET median = 9e999 WHERE run_id = {run} AND seq = 0", "median", "inf, not a finite number",
-         [["export", "{run}", "--format", "json"], ["show", "{run}", "--json"]]),
-        ("UPDATE runs SET label = X'6869' WHERE id = {run}", "label", "a blob, not text",
-         [["runs"], ["export", "{run}", "--format", "json"]]),
-        ("UPDATE runs SET label = CAST(X'ff' AS TEXT) WHERE id = {run}", "label", "text that is not UTF-8",
-         [["runs"], ["show", "{run}"]]),
-        ("UPDATE runs SET machine = '{{\"a\":NaN}}' WHERE id = {run}", "machine", "not valid JSON",
-         [["export", "{run}", "--format", "json"]]),
-        ("UPDATE results SET flags = '[1]' WHERE run_id = {run} AND seq = 0", "flags",
-         "an array whose element 0 is a JSON number, not a string", [["show", "{run}"]]),
-        ("UPDATE results SET repetitions = '[{{\"n\":\"x\"}}]' WHERE run_id = {run} AND seq = 0", "repetitions",
-         "an array whose element 0 has 'n' of a JSON string, not an integer >= 0", [["show", "{run}"]]),
-    ],
-    ids=["machine-array", "meta-string", "params-null", "median-inf", "label-blob", "label-not-utf8", "json-nan",
-         "flags-numbers", "repetition-n-text"],
-)
-def test_wrong_type_or_shape_is_a_store_error(cli, store_path: Path, tmp_path: Path, sql: str, column: str,
-                                              why: str, commands: list[list[str]]) -> None:
-    """A column of the right syntax but the wrong SQLite type or JSON shape
-    (issue 10): an error naming run, result and column, not a traceback."""
-    run_id, other = import_fixture(store_path), import_fixture(store_path)
-    _damage(store_path, sql.format(run=run_id))
+SHAPES = {  # damage both backends can hold: JSON of the wrong shape in a TEXT column
+    "machine-array": ("UPDATE runs SET machine = '[1,2]' WHERE id = {run}", "machine", "a JSON array, not an object",
+                      [["runs"], ["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"],
+                       ["mem-levels", "{run}"], ["compare", "{run}", "{other}"]]),
+    "meta-string": ("UPDATE runs SET meta = '\"x\"' WHERE id = {run}", "meta", "a JSON string, not an object",
+                    [["show", "{run}"], ["report", "{run}", "--format", "md", "-o", "{out}"],
+                     ["compare", "{run}", "{other}"]]),
+    "params-null": ("UPDATE runs SET params = 'null' WHERE id = {run}", "params", "JSON null, not an object",
+                    [["compare", "{run}", "{other}"]]),
+    "json-nan": ("UPDATE runs SET machine = '{{\"a\":NaN}}' WHERE id = {run}", "machine", "not valid JSON",
+                 [["export", "{run}", "--format", "json"]]),
+    "median-inf": ("UPDATE results SET median = {inf} WHERE run_id = {run} AND seq = 0", "median",
+                   "inf, not a finite number", [["export", "{run}", "--format", "json"], ["show", "{run}", "--json"]]),
+    "flags-numbers": ("UPDATE results SET flags = '[1]' WHERE run_id = {run} AND seq = 0", "flags",
+                      "an array whose element 0 is a JSON number, not a string", [["show", "{run}"]]),
+    "repetition-n-text": ("UPDATE results SET repetitions = '[{{\"n\":\"x\"}}]' WHERE run_id = {run} AND seq = 0",
+                          "repetitions", "an array whose element 0 has 'n' of a JSON string, not an integer >= 0",
+                          [["show", "{run}"]]),
+}
+TYPES = {  # damage only SQLite's loose column types can hold
+    "label-blob": ("UPDATE runs SET label = X'6869' WHERE id = {run}", "label", "a blob, not text",
+                   [["runs"], ["export", "{run}", "--format", "json"]]),
+    "label-not-utf8": ("UPDATE runs SET label = CAST(X'ff' AS TEXT) WHERE id = {run}", "label",
+                       "text that is not UTF-8", [["runs"], ["show", "{run}"]]),
+}
+
+
+def _damaged_commands_say_so(cli, store_at: StoreAt, tmp_path: Path, case: tuple[str, str, str, list[list[str]]]) -> None:
+    """A column of the right syntax but the wrong type or JSON shape (issue
+    10): an error naming run, result and column, not a traceback."""
+    sql, column, why, commands = case
+    run_id, other = import_fixture(store_at.location), import_fixture(store_at.location)
+    store_at.execute(sql.format(run=run_id, inf="9e999" if store_at.backend == "sqlite" else "'Infinity'"))
     result = ", result 0" if "results" in sql else ""
     for args in commands:
         args = [a.format(run=run_id, other=other, out=tmp_path / "report.md") for a in args]
@@ -341,11 +363,32 @@ def test_wrong_type_or_shape_is_a_store_error(cli, store_path: Path, tmp_path: P
         assert "Traceback" not in r.err
 
 
-def test_runs_lists_the_runs_that_can_be_read_and_names_the_damaged(cli, store_path: Path) -> None:
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_wrong_shape_is_a_store_error(cli, store_at: StoreAt, tmp_path: Path, case: str) -> None:
+    _damaged_commands_say_so(cli, store_at, tmp_path, SHAPES[case])
+
+
+@pytest.mark.parametrize("case", list(TYPES))
+def test_wrong_sqlite_type_is_a_store_error(cli, store_path: Path, tmp_path: Path, case: str) -> None:
+    _damaged_commands_say_so(cli, StoreAt(str(store_path), "sqlite"), tmp_path, TYPES[case])
+
+
+def test_postgresql_refuses_text_that_is_not_utf8(pg_server) -> None:
+    """Why TYPES runs on SQLite only: a UTF-8 PostgreSQL database refuses such
+    text, and a blob put in a TEXT column arrives as its text form (\\x...)."""
+    import sqlalchemy as sa
+
+    at = StoreAt(pg_server.database(), "postgresql")
+    run_id = import_fixture(at.location)
+    with pytest.raises(sa.exc.DBAPIError, match="invalid byte sequence"):
+        at.execute("UPDATE runs SET label = convert_from('\\xff'::bytea, 'UTF8') WHERE id = ?", run_id)
+
+
+def test_runs_lists_the_runs_that_can_be_read_and_names_the_damaged(cli, store_at: StoreAt) -> None:
     """What the damaged-store message promises: `osmeter runs` still lists the others."""
-    first = import_fixture(store_path)
+    first = import_fixture(store_at.location)
     assert cli("import", "--again", str(DATA / "run_x86_64.jsonl")).code == 0
-    _damage(store_path, f"UPDATE runs SET machine = '[1,2]' WHERE id = {first}")
+    store_at.execute(f"UPDATE runs SET machine = '[1,2]' WHERE id = {first}")
     r = cli("runs")
     assert r.code == EXIT_STORE
     listed = [line.split()[0] for line in r.out.splitlines()[2:]]
@@ -353,7 +396,7 @@ def test_runs_lists_the_runs_that_can_be_read_and_names_the_damaged(cli, store_p
     assert f"is damaged: run {first}, column 'machine' is" in r.err and "lists the runs that can still be read" in r.err
     j = cli("runs", "--json")
     assert j.code == EXIT_STORE and [x["id"] for x in json.loads(j.out)["runs"]] == [first + 1]
-    _damage(store_path, f"UPDATE runs SET machine = '[1,2]' WHERE id = {first + 1}")
+    store_at.execute(f"UPDATE runs SET machine = '[1,2]' WHERE id = {first + 1}")
     r = cli("runs")
     assert r.code == EXIT_STORE and "no runs" not in r.out and r.err.count("is damaged") == 2
 
@@ -364,13 +407,10 @@ def test_runs_lists_the_runs_that_can_be_read_and_names_the_damaged(cli, store_p
      encode_samples([1e300]), zlib.compress(b""), zlib.compress(bytes(8 << 20))],
     ids=["garbage", "empty", "odd-size", "infinite", "nan", "huge", "no-values", "expands-past-n"],
 )
-def test_corrupt_samples_blob_is_a_store_error(store_path: Path, blob: bytes) -> None:
-    run_id = import_fixture(store_path)
-    conn = sqlite3.connect(store_path)
-    conn.execute("UPDATE results SET samples = ? WHERE run_id = ? AND seq = 0", (blob, run_id))
-    conn.commit()
-    conn.close()
-    store = open_store(str(store_path), create=False)
+def test_corrupt_samples_blob_is_a_store_error(store_at: StoreAt, blob: bytes) -> None:
+    run_id = import_fixture(store_at.location)
+    store_at.execute("UPDATE results SET samples = ? WHERE run_id = ? AND seq = 0", blob, run_id)
+    store = open_store(store_at.location, create=False)
     try:
         with pytest.raises(StoreError, match=f"run {run_id}, result 0, column 'samples' is not readable samples"):
             store.samples(run_id, 0)
@@ -386,8 +426,8 @@ def test_empty_store_option_is_a_usage_error(cli, store_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ref", ["9223372036854775808", "99999999999999999999999999", "-1", "0"])
-def test_run_id_out_of_range_is_no_such_run(cli, store_path: Path, ref: str) -> None:
-    import_fixture(store_path)
+def test_run_id_out_of_range_is_no_such_run(cli, store_at: StoreAt, ref: str) -> None:
+    import_fixture(store_at.location)
     r = cli("show", "--", ref) if ref.startswith("-") else cli("show", ref)
     assert r.code == EXIT_NOT_FOUND, r.err
     assert f"no run {ref}" in r.err and "Traceback" not in r.err
@@ -417,17 +457,17 @@ def test_corrupt_store_is_refused_and_left_untouched(store_path: Path, content: 
     assert sorted(p.name for p in store_path.parent.iterdir()) == ["osmeter.db"]
 
 
-def test_foreign_sqlite_database_is_refused(store_path: Path) -> None:
-    import sqlite3
-
-    store_path.parent.mkdir(parents=True)
-    conn = sqlite3.connect(store_path)
-    conn.execute("CREATE TABLE mine (x)")
-    conn.commit()
-    conn.close()
+def test_foreign_database_is_refused(store_at: StoreAt) -> None:
+    if store_at.backend == "sqlite":
+        Path(store_at.location).parent.mkdir(parents=True)
+    store_at.execute("CREATE TABLE mine (x INTEGER)")
     with pytest.raises(StoreError, match="not an osmeter store"):
-        open_store(str(store_path), create=True)
-    assert db_rows(store_path, "SELECT name FROM sqlite_master") == [("mine",)]
+        open_store(store_at.location, create=True)
+    with pytest.raises(StoreError, match="not an osmeter store"):
+        open_store(store_at.location, create=False)
+    tables = ("SELECT name FROM sqlite_master" if store_at.backend == "sqlite" else
+              "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    assert store_at.rows(tables) == [("mine",)]
 
 
 def test_directory_as_store_is_refused(tmp_path: Path) -> None:
@@ -435,11 +475,24 @@ def test_directory_as_store_is_refused(tmp_path: Path) -> None:
         open_store(str(tmp_path), create=True)
 
 
-@pytest.mark.parametrize("url", ["postgresql://user:secret@db.example/osm", "postgres://db/osm"])
-def test_postgresql_is_refused_clearly(url: str) -> None:
-    with pytest.raises(StoreError, match="only SQLite stores are supported") as e:
+@pytest.mark.parametrize("url", ["postgresql://user:secret@127.0.0.1:1/osm", "postgres://user:secret@127.0.0.1:1/osm"])
+def test_postgresql_server_that_does_not_answer_is_a_clear_error(url: str) -> None:
+    with pytest.raises(StoreError, match="no PostgreSQL server answers there") as e:
         open_store(url, create=True)
-    assert "secret" not in e.value.message
+    assert "secret" not in e.value.message and "user@127.0.0.1:1/osm" in e.value.message
+
+
+@pytest.mark.parametrize(("url", "why"), [("postgresql://127.0.0.1", "names no database"),
+                                          ("mysql://db/osm", "unknown store URL scheme 'mysql://'")])
+def test_unusable_store_url_is_refused(url: str, why: str) -> None:
+    with pytest.raises(StoreError, match=why):
+        open_store(url, create=True)
+
+
+def test_postgresql_database_that_does_not_exist_says_createdb(pg_server) -> None:
+    url = pg_server.database().replace("/t", "/nosuch", 1)
+    with pytest.raises(StoreError, match="does not exist.*createdb"):
+        open_store(url, create=True)
 
 
 def test_location_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ import pytest
 from osmeter.errors import RecordError, StoreError
 from osmeter.records import parse_line
 from osmeter.store import open_store
+from osmeter.store.migrate import head_version
 from osmeter.store.sqlite import migrations
 
-from ..conftest import db_rows
+from ..conftest import StoreAt, db_rows
 from .test_recorder import feed_all, objs
 
 PROFILE: dict[str, Any] = {
@@ -28,10 +29,10 @@ PROFILE: dict[str, Any] = {
 }
 
 
-def test_a_profile_is_stored_with_its_result(store_path: Path) -> None:
+def test_a_profile_is_stored_with_its_result(store_at: StoreAt) -> None:
     items = objs()
-    feed_all(store_path, items[:4] + [PROFILE] + items[4:])
-    store = open_store(str(store_path), create=False)
+    feed_all(store_at.location, items[:4] + [PROFILE] + items[4:])
+    store = open_store(store_at.location, create=False)
     try:
         run = store.runs()[0]
         (p,) = store.profiles(run.id)
@@ -43,12 +44,12 @@ def test_a_profile_is_stored_with_its_result(store_path: Path) -> None:
         store.close()
 
 
-def test_a_profile_that_follows_no_result_of_its_own_is_a_note(store_path: Path) -> None:
+def test_a_profile_that_follows_no_result_of_its_own_is_a_note(store_at: StoreAt) -> None:
     items = objs()
     stray = dict(PROFILE, bench="syscall.null", params={})
-    recorder = feed_all(store_path, items[:4] + [stray] + items[4:])
+    recorder = feed_all(store_at.location, items[:4] + [stray] + items[4:])
     assert any("'profile' for syscall.null" in n for n in recorder.notes), recorder.notes
-    assert db_rows(store_path, "SELECT count(*) FROM profiles") == [(0,)]
+    assert store_at.rows("SELECT count(*) FROM profiles") == [(0,)]
 
 
 @pytest.mark.parametrize("change, message", [
@@ -64,19 +65,18 @@ def test_malformed_profile_records_are_refused(change: dict[str, Any], message: 
         parse_line(json.dumps(dict(PROFILE, **change)))
 
 
-def test_a_hotspots_stream_is_a_run(store_path: Path) -> None:
+def test_a_hotspots_stream_is_a_run(store_at: StoreAt) -> None:
     items = objs()
     items[0] = dict(items[0], command="hotspots")
-    recorder = feed_all(store_path, items[:4] + [PROFILE] + items[4:])
+    recorder = feed_all(store_at.location, items[:4] + [PROFILE] + items[4:])
     assert recorder.run_id is not None and recorder.notes == []
 
 
-def test_damaged_stacks_are_a_store_error(store_path: Path) -> None:
+def test_damaged_stacks_are_a_store_error(store_at: StoreAt) -> None:
     items = objs()
-    feed_all(store_path, items[:4] + [PROFILE] + items[4:])
-    with sqlite3.connect(str(store_path)) as conn:
-        conn.execute("UPDATE profiles SET stacks = ?", (b"not zlib",))
-    store = open_store(str(store_path), create=False)
+    feed_all(store_at.location, items[:4] + [PROFILE] + items[4:])
+    store_at.execute("UPDATE profiles SET stacks = ?", b"not zlib")
+    store = open_store(store_at.location, create=False)
     try:
         with pytest.raises(StoreError, match=r"damaged: run 1, result 0, column 'stacks'"):
             store.profiles(1)
@@ -100,13 +100,13 @@ def _store_at(path: Path, version: int) -> None:
                          " VALUES (1, ?, ?, '{}', 'ns', 'skip', 'why', '{}')", (seq, bench))
 
 
-def test_a_store_of_the_previous_schema_is_upgraded_with_every_run_intact(store_path: Path) -> None:
+def test_a_store_before_profiles_is_upgraded_with_every_run_intact(store_path: Path) -> None:
     assert migrations()[5].name.endswith("profiles")
     _store_at(store_path, 5)
     before = db_rows(store_path, "SELECT * FROM results ORDER BY seq")
     store = open_store(str(store_path), create=False)  # migrates
     try:
-        assert store.schema_version() == len(migrations())
+        assert store.schema_version() == head_version()
         assert [(r.bench, r.reason) for r in store.results(1)] == [("syscall.null", "why"), ("task.fork", "why")]
         store.add_profile(1, 1, dict(PROFILE, bench="task.fork", params={}))
         assert [p.bench for p in store.profiles(1)] == ["task.fork"]

@@ -1,26 +1,28 @@
 """Where osmeter keeps runs: choosing the location and opening it.
 
-Location, first match wins: `--store PATH` > $OSMETER_STORE >
+Location, first match wins: `--store PATH|URL` > $OSMETER_STORE >
 $XDG_DATA_HOME/osmeter/osmeter.db (default ~/.local/share/osmeter/osmeter.db).
-Only SQLite is supported in this version; a postgresql:// URL is refused
-with a message saying so.
+A path is an SQLite file (the embedded default); a postgresql:// URL is a
+PostgreSQL database (docs/store.md).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Mapping
 
 from ..errors import StoreError, UsageError
 from .base import Store
+from .postgres import SCHEMES, PostgresStore, redact
+from .sql import SQLStore
 from .sqlite import SQLiteStore
 
 ENV_STORE = "OSMETER_STORE"
 DEFAULT_NAME = Path("osmeter") / "osmeter.db"
 
-__all__ = ["Store", "SQLiteStore", "default_location", "resolve_location", "open_store"]
+__all__ = ["Store", "SQLStore", "SQLiteStore", "PostgresStore", "default_location", "resolve_location",
+           "open_store", "describe"]
 
 
 def default_location(env: Mapping[str, str] = os.environ) -> str:
@@ -34,29 +36,31 @@ def resolve_location(cli_value: str | None, env: Mapping[str, str] = os.environ)
     An empty --store is a mistake (an unset shell variable, most often), not
     a request for the default. An empty $OSMETER_STORE counts as unset."""
     if cli_value is not None and not cli_value.strip():
-        raise UsageError("--store is empty; give the path of the store file, or leave --store out for the default "
+        raise UsageError("--store is empty; give the path of the store file or a postgresql:// URL, or leave --store out for the default "
                          f"(${ENV_STORE}, else {default_location(env)})")
     return cli_value or env.get(ENV_STORE) or default_location(env)
 
 
-def _redact(url: str) -> str:
-    """The URL without user and password, fit for an error message."""
-    return re.sub(r"//[^@/]*@", "//", url)
+def _scheme(location: str) -> str | None:
+    return location.split("://", 1)[0].lower() if "://" in location else None
 
 
-def open_store(location: str, *, create: bool) -> SQLiteStore:
+def describe(location: str) -> str:
+    """The location fit for a message: a URL without its password."""
+    return redact(location) if _scheme(location) else location
+
+
+def open_store(location: str, *, create: bool) -> SQLStore:
     """Open (and with create=True, create and check writable) the store.
 
     create=True is for commands that write (run, import): the store is
     created and proved writable here, before anything runs. create=False
     is for readers: a missing store raises NotFoundError.
     """
-    scheme = location.split("://", 1)[0].lower() if "://" in location else None
-    if scheme in ("postgresql", "postgres"):
-        raise StoreError(
-            f"{_redact(location)}: only SQLite stores are supported "
-            "in this version of osmeter; give a file path with --store PATH or OSMETER_STORE"
-        )
+    scheme = _scheme(location)
+    if scheme in SCHEMES:
+        return PostgresStore.open(location, create=create)
     if scheme is not None:
-        raise StoreError(f"{location}: unknown store URL scheme '{scheme}://'; give a file path for an SQLite store")
+        raise StoreError(f"{redact(location)}: unknown store URL scheme '{scheme}://'; give a file path for an "
+                         "SQLite store, or a postgresql:// URL")
     return SQLiteStore.open(Path(location).expanduser(), create=create)

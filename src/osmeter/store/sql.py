@@ -1,0 +1,371 @@
+"""The store over SQLAlchemy Core: one implementation of the Store protocol
+for SQLite (sqlite.py) and PostgreSQL (postgres.py).
+
+Each write commits before it returns (so a result survives a crash a moment
+later), except inside transaction(), which `osmeter import` uses to store a
+whole file or nothing. A backend subclass opens the engine, explains its
+driver's errors in words (explain()) and says how a write transaction
+begins (SQLite: BEGIN IMMEDIATE, so two writers queue instead of failing
+half-way; PostgreSQL: an ordinary transaction, ids from identities).
+Rows are read back through decode.py, which checks every column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+import sqlalchemy as sa
+
+from ..errors import NotFoundError, StoreError, UsageError
+from ..model import BenchResult, NewRun, RunInfo, StoredProfile
+from ..records import canonical_params
+from ..stats import FloatArray, Summary
+from . import decode, migrate
+from .base import encode_samples
+from .decode import SUMMARY_COLUMNS, Corrupt
+
+MAX_RUN_ID = 2**63 - 1  # SQLite's INTEGER PRIMARY KEY, PostgreSQL's BIGINT
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _real(value: float | None) -> float | None:
+    """No NaN in a store (SQLite has none): stored as NULL, read back as NaN."""
+    return None if value is None or math.isnan(value) else value
+
+
+def _summary_columns(summary: Summary | None) -> dict[str, Any]:
+    """The statistics columns of a result row; NULL throughout for skip and error."""
+    if summary is None:
+        return dict.fromkeys(SUMMARY_COLUMNS)
+    values = {c: getattr(summary, c) for c in SUMMARY_COLUMNS}
+    return {c: _real(v) if isinstance(v, float) else int(v) for c, v in values.items()}
+
+
+class SQLStore:
+    """A store behind a SQLAlchemy connection held for the store's lifetime."""
+
+    FIX = "choose another store with --store or OSMETER_STORE"
+    KIND = "a database"
+
+    def __init__(self, engine: sa.Engine, conn: sa.Connection, location: str, shown: str) -> None:
+        self._engine = engine
+        self._conn = conn
+        self.location = location  # as given
+        self.shown = shown  # for messages: the path, or the URL without its password
+        self._in_transaction = False
+
+    # --- what a backend provides -------------------------------------
+
+    def explain(self, e: BaseException, doing: str, fix: str = "") -> str:
+        return f"cannot {doing} the store {self.shown}: {e}" + (f"; {fix}" if fix else "")
+
+    def _set_write_mode(self, write: bool) -> None:
+        """Called before each transaction begins (SQLite picks BEGIN IMMEDIATE for writes)."""
+
+    # --- opening -----------------------------------------------------
+
+    def _prepare(self, *, create: bool) -> None:
+        """Checks it is a store (or empty), migrates it, and with create proves it writable."""
+        names = self._reading(self._table_names)
+        if names and not names & {"schema_migrations", "alembic_version"}:
+            raise StoreError(f"{self.shown} is {self.KIND} but not an osmeter store; it was left untouched: "
+                             f"{self.FIX}")
+        if not names and not create:
+            raise NotFoundError(f"no store at {self.shown}: nothing has been run or imported there yet")
+        if self._reading(self._behind):
+            with self._tx(True, "upgrade"):
+                if self._behind():  # another process may have upgraded it meanwhile
+                    self._call("upgrade", lambda: migrate.upgrade(self._conn))
+        if create:
+            self._check_writable()
+
+    def _table_names(self) -> set[str]:
+        return self._call("read", lambda: set(sa.inspect(self._conn).get_table_names()))
+
+    def _behind(self) -> bool:
+        """Whether the store needs migrations; refused when it is newer than this osmeter."""
+        head, known = migrate.head_version(), {r.revision for r in migrate.script().walk_revisions()}
+        rev = self._call("read", lambda: migrate.revision(self._conn))
+        current = self._call("read", lambda: migrate.legacy_version(self._conn))
+        if current > head or (rev is not None and rev not in known):
+            raise StoreError(f"store {self.shown} has schema version {current}, newer than this osmeter knows "
+                             f"(up to {head}); upgrade osmeter, or {self.FIX}")
+        return rev != migrate.script().get_current_head()
+
+    def _reading(self, fn: Any) -> Any:
+        if self._conn.in_transaction():
+            return fn()
+        with self._tx(False, "read"):
+            return fn()
+
+    def schema_version(self) -> int:
+        return self._reading(lambda: self._call("read", lambda: migrate.legacy_version(self._conn)))
+
+    def _check_writable(self) -> None:
+        """A real (rolled back) write, so a read-only store fails now, not mid-run."""
+        try:
+            self._set_write_mode(True)
+            with self._conn.begin() as trans:
+                self._conn.exec_driver_sql("CREATE TABLE osmeter_write_check (x INTEGER)")
+                trans.rollback()
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(self.explain(getattr(e, "orig", None) or e, "write to")) from None
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        finally:
+            self._engine.dispose()
+
+    # --- transactions ------------------------------------------------
+
+    def _call(self, doing: str, fn: Any) -> Any:
+        """fn() with a driver's error turned into a StoreError that says what to do."""
+        try:
+            return fn()
+        except sa.exc.DBAPIError as e:
+            raise StoreError(self.explain(e.orig or e, doing)) from None
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(self.explain(e, doing)) from None
+
+    @contextmanager
+    def _tx(self, write: bool, doing: str) -> Iterator[None]:
+        self._set_write_mode(write)
+        try:
+            trans = self._conn.begin()
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(self.explain(getattr(e, "orig", None) or e, doing)) from None
+        try:
+            yield
+        except BaseException:
+            if trans.is_active:
+                trans.rollback()
+            raise
+        self._call(doing, trans.commit)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside are committed together, or none of them."""
+        if self._in_transaction:
+            raise RuntimeError("transactions do not nest")
+        with self._tx(True, "write to"):
+            self._in_transaction = True
+            try:
+                yield
+            finally:
+                self._in_transaction = False
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        if self._in_transaction:
+            yield
+            return
+        with self._tx(True, "write to"):
+            yield
+
+    def _exec(self, sql: str, args: dict[str, Any] | Sequence[dict[str, Any]] | None = None) -> Any:
+        return self._call("write to", lambda: self._conn.execute(sa.text(sql), args))
+
+    def _read(self, sql: str, args: dict[str, Any] | None = None) -> list[Any]:
+        def fetch() -> list[Any]:
+            return list(self._conn.execute(sa.text(sql), args or {}).mappings().all())
+
+        return self._reading(lambda: self._call("read", fetch))
+
+    # --- writing -----------------------------------------------------
+
+    def create_run(self, run: NewRun) -> int:
+        row = {"label": run.label, "start_time": run.start_time, "status": "running", "source": run.source,
+               "osmeter_version": run.osmeter_version, "probe_version": run.probe_version, "suite": run.suite,
+               "argv": _json(run.argv), "params": _json(run.params), "machine": _json(run.machine),
+               "meta": _json(run.meta), "host": run.host, "fleet": run.fleet, "uid": str(uuid.uuid4())}
+        with self._write():
+            return self.insert_run(row)
+
+    def insert_run(self, row: dict[str, Any]) -> int:
+        """A runs row (every column but id) stored; its new id."""
+        sql = f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join(':' + c for c in row)}) RETURNING id"
+        return int(self._exec(sql, row).scalar_one())
+
+    @staticmethod
+    def _result_row(run_id: int, result: BenchResult, samples: FloatArray | None) -> dict[str, Any]:
+        return {
+            "run_id": run_id,
+            "seq": result.seq,
+            "bench": result.bench,
+            "params": canonical_params(result.params),
+            "unit": result.unit,
+            "status": result.status,
+            "reason": result.reason,
+            **_summary_columns(result.summary),
+            "batch": result.batch,
+            "samples": None if samples is None else encode_samples(samples),
+            "extra": _json(result.extra),
+            "counters": None if result.counters is None else _json(result.counters),
+            "record": _json(result.record),
+            "flags": _json(list(result.flags)),
+            "repetitions": _json([r.to_dict() for r in result.repetitions]),
+        }
+
+    def insert_rows(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Rows of results, profiles or imported_files stored as they are."""
+        if rows:
+            cols = list(rows[0])
+            self._exec(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})",
+                       list(rows))
+
+    def add_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
+        with self._write():
+            self.insert_rows("results", [self._result_row(run_id, result, samples)])
+
+    def replace_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
+        """The result of seq `result.seq` replaced (another repetition came in)."""
+        row = self._result_row(run_id, result, samples)
+        sets = ", ".join(f"{c} = :{c}" for c in row if c not in ("run_id", "seq"))
+        with self._write():
+            cur = self._exec(f"UPDATE results SET {sets} WHERE run_id = :run_id AND seq = :seq", row)
+            if cur.rowcount != 1:
+                raise StoreError(f"cannot update result {result.seq} of run {run_id} in {self.shown}: "
+                                 "no such result")
+
+    def set_counters(self, run_id: int, seq: int, counters: dict[str, Any]) -> None:
+        with self._write():
+            self._exec("UPDATE results SET counters = :c WHERE run_id = :r AND seq = :s",
+                       {"c": _json(counters), "r": run_id, "s": seq})
+
+    def add_profile(self, run_id: int, seq: int, record: dict[str, Any]) -> None:
+        """The profile record of result `seq` (one per result; a second replaces it)."""
+        meta = {k: v for k, v in record.items() if k not in decode.PROFILE_HEADER}
+        with self._write():
+            self._exec("DELETE FROM profiles WHERE run_id = :r AND seq = :s", {"r": run_id, "s": seq})
+            self.insert_rows("profiles", [{"run_id": run_id, "seq": seq, "status": record["status"],
+                                           "mode": record["mode"], "meta": _json(meta),
+                                           "stacks": decode.encode_stacks(record.get("stacks") or [])}])
+
+    def set_content_hash(self, run_id: int, digest: str, file_digests: Sequence[str] = ()) -> None:
+        """What an imported run was made from: the digest of the whole import
+        (migration 0004) and of each file, in order (0005)."""
+        with self._write():
+            self._exec("UPDATE runs SET content_sha256 = :d WHERE id = :r", {"d": digest, "r": run_id})
+            self.insert_rows("imported_files", [{"run_id": run_id, "position": i, "sha256": d}
+                                                for i, d in enumerate(file_digests)])
+
+    def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
+        with self._write():
+            self._exec("UPDATE runs SET status = :s, end_time = :e, status_reason = :why WHERE id = :r",
+                       {"s": status, "e": end_time, "why": reason, "r": run_id})
+
+    # --- reading -----------------------------------------------------
+
+    def _corrupt(self, run_id: Any, e: Corrupt, seq: Any = None) -> StoreError:
+        what = f"run {run_id}" + ("" if seq is None else f", result {seq}" if isinstance(seq, int) else ", a result")
+        return StoreError(f"the store {self.shown} is damaged: {what}, column '{e.column}' is {e.why}; "
+                          f"`osmeter runs` lists the runs that can still be read; restore the store from a backup, "
+                          f"or {self.FIX}")
+
+    def runs_with_content(self, digest: str) -> list[int]:
+        """The runs imported from the same bytes: the same import, or a file
+        among others (0005), or alone before 0005 (its content_sha256)."""
+        rows = self._read("SELECT id FROM runs WHERE content_sha256 = :d UNION "
+                          "SELECT run_id FROM imported_files WHERE sha256 = :d ORDER BY 1", {"d": digest})
+        return [int(r["id"]) for r in rows]
+
+    _RUNS_SQL = (
+        "SELECT runs.*, "
+        " (SELECT count(*) FROM results r WHERE r.run_id = runs.id AND r.status = 'ok') AS n_ok,"
+        " (SELECT count(*) FROM results r WHERE r.run_id = runs.id AND r.status = 'skip') AS n_skip,"
+        " (SELECT count(*) FROM results r WHERE r.run_id = runs.id AND r.status = 'error') AS n_error"
+        " FROM runs"
+    )
+
+    def _run_from_row(self, row: Any) -> RunInfo:
+        try:
+            return decode.run(row)
+        except Corrupt as e:
+            raise self._corrupt(row["id"], e) from None
+
+    def runs(self) -> list[RunInfo]:
+        return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
+
+    def readable_runs(self) -> tuple[list[RunInfo], list[StoreError]]:
+        """Every run that can be read, and why each other one cannot (`osmeter
+        runs` lists the first and names the second)."""
+        good, damaged = [], []
+        for row in self._read(self._RUNS_SQL + " ORDER BY runs.id"):
+            try:
+                good.append(self._run_from_row(row))
+            except StoreError as e:
+                damaged.append(e)
+        return good, damaged
+
+    def run(self, ref: str) -> RunInfo:
+        """A run by id or `latest`."""
+        if ref == "latest":
+            rows = self._read(self._RUNS_SQL + " ORDER BY runs.id DESC LIMIT 1")
+            if not rows:
+                raise NotFoundError(f"the store {self.shown} has no runs yet")
+            return self._run_from_row(rows[0])
+        try:
+            run_id = int(ref)
+        except ValueError:
+            raise UsageError(f"a run is given by its id (a number) or 'latest', not {ref!r}") from None
+        if not 1 <= run_id <= MAX_RUN_ID:
+            raise NotFoundError(f"no run {ref} in the store {self.shown}: run ids are 1 to {MAX_RUN_ID}; "
+                                "`osmeter runs` lists the runs there")
+        rows = self._read(self._RUNS_SQL + " WHERE runs.id = :r", {"r": run_id})
+        if not rows:
+            raise NotFoundError(f"no run {run_id} in the store {self.shown}; `osmeter runs` lists the runs there")
+        return self._run_from_row(rows[0])
+
+    def results(self, run_id: int) -> list[BenchResult]:
+        rows = self._read(
+            f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, flags, repetitions, "
+            f"{', '.join(SUMMARY_COLUMNS)} FROM results WHERE run_id = :r ORDER BY seq", {"r": run_id})
+        out = []
+        for r in rows:
+            try:
+                out.append(decode.result(r))
+            except Corrupt as e:
+                raise self._corrupt(run_id, e, r["seq"]) from None
+        return out
+
+    def samples(self, run_id: int, seq: int) -> FloatArray | None:
+        rows = self._read("SELECT samples, n FROM results WHERE run_id = :r AND seq = :s", {"r": run_id, "s": seq})
+        if not rows or rows[0]["samples"] is None:
+            return None
+        try:
+            return decode.samples(rows[0]["samples"], rows[0]["n"])
+        except Corrupt as e:
+            raise self._corrupt(run_id, e, seq) from None
+
+    def profiles(self, run_id: int) -> list[StoredProfile]:
+        rows = self._read(
+            "SELECT p.seq, p.status, p.mode, p.meta, p.stacks, r.bench, r.params FROM profiles p "
+            "JOIN results r ON r.run_id = p.run_id AND r.seq = p.seq WHERE p.run_id = :r ORDER BY p.seq",
+            {"r": run_id})
+        out = []
+        for r in rows:
+            try:
+                out.append(StoredProfile(run_id=run_id, seq=r["seq"], bench=decode.text(r, "bench"),
+                                         params=decode.json_object(r, "params"), status=decode.text(r, "status"),
+                                         mode=decode.text(r, "mode"), meta=decode.json_object(r, "meta"),
+                                         stacks=decode.decode_stacks(r["stacks"])))
+            except Corrupt as e:
+                raise self._corrupt(run_id, e, r["seq"]) from None
+        return out
+
+    def raw_rows(self, table: str, run_id: int) -> list[dict[str, Any]]:
+        """A run's rows of `table` as stored (runs: its one row), for `osmeter store copy`."""
+        key = "id" if table == "runs" else "run_id"
+        return [dict(r) for r in self._read(f"SELECT * FROM {table} WHERE {key} = :r", {"r": run_id})]
+
+    def run_with_uid(self, uid: str) -> int | None:
+        rows = self._read("SELECT id FROM runs WHERE uid = :u", {"u": uid})
+        return int(rows[0]["id"]) if rows else None
