@@ -272,15 +272,25 @@ class StoreAt:
         return sa.create_engine(self.location.replace("postgresql://", "postgresql+psycopg://"))
 
     def rows(self, sql: str, *args: object) -> list[tuple[object, ...]]:
-        """The rows of a query (`?` placeholders on both backends)."""
+        """The rows of a query (`?` placeholders on both backends); none where
+        no store was made (as db_rows has none for a missing file)."""
         if self.backend == "sqlite":
             return db_rows(Path(self.location), sql, args)
+        return self._pg_rows(sql, *args) if self.exists() else []
+
+    def _pg_rows(self, sql: str, *args: object) -> list[tuple[object, ...]]:
         engine = self._engine()
         try:
             with engine.connect() as conn:
                 return [tuple(r) for r in conn.exec_driver_sql(sql.replace("?", "%s"), args).all()]
         finally:
             engine.dispose()
+
+    def exists(self) -> bool:
+        """Whether a store was made there (SQLite: the file; PostgreSQL: any table)."""
+        if self.backend == "sqlite":
+            return Path(self.location).exists()
+        return self._pg_rows("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") != [(0,)]
 
     def execute(self, sql: str, *args: object) -> None:
         """One statement run and committed; `?` placeholders on both backends."""

@@ -52,7 +52,10 @@ class Server:
         self.started = False
 
     def _run(self, *argv: str, timeout: float = 120) -> None:
-        r = subprocess.run([*self._as, *argv], capture_output=True, text=True, timeout=timeout, cwd=self.root)
+        # A clean environment: the server outlives the test that starts it, and
+        # must not carry that test's markers (fake_probe kills what carries its own).
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+        r = subprocess.run([*self._as, *argv], capture_output=True, text=True, timeout=timeout, cwd=self.root, env=env)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip() or r.stdout.strip()}")
 

@@ -10,7 +10,7 @@ import pytest
 from osmeter.errors import EXIT_BENCH_ERRORS, EXIT_IMPORT
 from osmeter.store import open_store
 
-from ..conftest import DATA, FakeProbe, db_rows
+from ..conftest import DATA, FakeProbe, StoreAt
 
 GOOD = DATA / "run_x86_64.jsonl"
 
@@ -31,17 +31,17 @@ def repetition_files(tmp_path: Path, count: int) -> list[str]:
             for i in range(count)]
 
 
-def stored_runs(store_path: Path) -> list[tuple[object, ...]]:
-    return db_rows(store_path, "SELECT id FROM runs")
+def stored_runs(store_at: StoreAt) -> list[tuple[object, ...]]:
+    return store_at.rows("SELECT id FROM runs")
 
 
-def test_import_stores_the_run_as_osmeter_run_would(cli, fake_probe: FakeProbe, store_path: Path) -> None:
+def test_import_stores_the_run_as_osmeter_run_would(cli, fake_probe: FakeProbe, store_at: StoreAt) -> None:
     r = cli("import", str(GOOD), "--label", "board")
     assert r.code == 0, r.err
     assert r.out.strip() == f"imported {GOOD} as run 1 (complete): 3 ok, 1 skipped, 1 failed"
     # The same script through the fake probe, one repetition as the file is: run 2.
     assert cli("run", "--repeat", "1").code == EXIT_BENCH_ERRORS
-    store = open_store(str(store_path), create=False)
+    store = open_store(store_at.location, create=False)
     imported, ran = store.run("1"), store.run("2")
     assert imported.source == "import" and ran.source == "run" and imported.label == "board"
     assert imported.machine == ran.machine and imported.start_time == ran.start_time
@@ -52,7 +52,7 @@ def test_import_stores_the_run_as_osmeter_run_would(cli, fake_probe: FakeProbe, 
     store.close()
 
 
-def test_import_aarch64(cli, store_path: Path) -> None:
+def test_import_aarch64(cli, store_at: StoreAt) -> None:
     r = cli("import", str(DATA / "run_aarch64.jsonl"))
     assert r.code == 0
     shown = cli("show", "1").out
@@ -65,27 +65,27 @@ def truncated_text() -> str:
     return "".join(lines[:-2]) + lines[-2][: len(lines[-2]) // 2]  # no end, half a line
 
 
-def test_truncated_file_is_refused_then_allowed(cli, tmp_path: Path, store_path: Path) -> None:
+def test_truncated_file_is_refused_then_allowed(cli, tmp_path: Path, store_at: StoreAt) -> None:
     cut = write(tmp_path, "cut.jsonl", truncated_text())
     r = cli("import", str(cut))
     assert r.code == EXIT_IMPORT
     assert "cut short" in r.err and "--allow-incomplete" in r.err and "line 14" in r.err
-    assert stored_runs(store_path) == []
+    assert stored_runs(store_at) == []
 
     r = cli("import", str(cut), "--allow-incomplete")
     assert r.code == 0
     assert "(incomplete): 3 ok, 1 skipped, 0 failed" in r.out
     assert "ignored line 14" in r.err
-    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
+    assert store_at.rows("SELECT status, status_reason FROM runs") == [
         ("incomplete", "imported from a file that was cut short")
     ]
 
 
-def test_file_without_end_but_whole_lines(cli, tmp_path: Path, store_path: Path) -> None:
+def test_file_without_end_but_whole_lines(cli, tmp_path: Path, store_at: StoreAt) -> None:
     no_end = write(tmp_path, "no-end.jsonl", "".join(GOOD.read_text().splitlines(keepends=True)[:-1]))
     r = cli("import", str(no_end))
     assert r.code == EXIT_IMPORT and "no 'end' record" in r.err
-    assert stored_runs(store_path) == []
+    assert stored_runs(store_at) == []
 
 
 def meta_line(**changes: object) -> str:
@@ -106,29 +106,29 @@ def meta_line(**changes: object) -> str:
         ("newer.jsonl", meta_line(schema=2) + "\n", "schema 2 is not supported (newer than this osmeter; upgrade osmeter); this osmeter reads schema 1"),
     ],
 )
-def test_foreign_files_are_refused(cli, tmp_path: Path, store_path: Path, name: str, content, message: str) -> None:
+def test_foreign_files_are_refused(cli, tmp_path: Path, store_at: StoreAt, name: str, content, message: str) -> None:
     path = write(tmp_path, name, content)
     r = cli("import", str(path))
     assert r.code == EXIT_IMPORT
     assert message in r.err
-    assert not store_path.exists()
+    assert not store_at.exists()
 
 
-def test_bad_record_in_the_middle_stores_nothing(cli, tmp_path: Path, store_path: Path) -> None:
+def test_bad_record_in_the_middle_stores_nothing(cli, tmp_path: Path, store_at: StoreAt) -> None:
     lines = GOOD.read_text().splitlines(keepends=True)
     broken = write(tmp_path, "broken.jsonl", "".join(lines[:5] + ['{"type": "result", "bench": 1}\n'] + lines[5:]))
     r = cli("import", str(broken))
     assert r.code == EXIT_IMPORT and "line 6" in r.err
-    assert stored_runs(store_path) == []
+    assert stored_runs(store_at) == []
 
 
-def test_order_violation_rolls_back(cli, tmp_path: Path, store_path: Path) -> None:
+def test_order_violation_rolls_back(cli, tmp_path: Path, store_at: StoreAt) -> None:
     lines = GOOD.read_text().splitlines(keepends=True)
     no_samples = write(tmp_path, "order.jsonl", "".join(lines[:5] + lines[6:]))  # syscall.null result, no samples
     r = cli("import", str(no_samples))
     assert r.code == EXIT_IMPORT and "without its 'samples'" in r.err and "nothing was stored" in r.err
-    assert stored_runs(store_path) == []
-    assert db_rows(store_path, "SELECT count(*) FROM results") == [(0,)]
+    assert stored_runs(store_at) == []
+    assert store_at.rows("SELECT count(*) FROM results") == [(0,)]
 
 
 def test_missing_file(cli, tmp_path: Path) -> None:
@@ -136,14 +136,14 @@ def test_missing_file(cli, tmp_path: Path) -> None:
     assert r.code == EXIT_IMPORT and "cannot read" in r.err
 
 
-def test_several_files_are_the_repetitions_of_one_run(cli, tmp_path: Path, store_path: Path) -> None:
+def test_several_files_are_the_repetitions_of_one_run(cli, tmp_path: Path, store_at: StoreAt) -> None:
     """Three files from three probe processes: one run, each result pooled
     from three repetitions (the board-without-Python form of --repeat)."""
     paths = repetition_files(tmp_path, 3)
     r = cli("import", *paths, "--label", "board x3")
     assert r.code == 0, r.err
     assert "as run 1 (complete, 3 repetitions)" in r.out
-    store = open_store(str(store_path), create=False)
+    store = open_store(store_at.location, create=False)
     try:
         run = store.run("1")
         assert run.params["repeat"] == 3 and len(run.params["files"]) == 3
@@ -155,11 +155,11 @@ def test_several_files_are_the_repetitions_of_one_run(cli, tmp_path: Path, store
         store.close()
 
 
-def test_only_the_last_of_several_files_may_be_cut_short(cli, tmp_path: Path, store_path: Path) -> None:
+def test_only_the_last_of_several_files_may_be_cut_short(cli, tmp_path: Path, store_at: StoreAt) -> None:
     cut = write(tmp_path, "cut.jsonl", truncated_text())
     r = cli("import", str(cut), str(GOOD), "--allow-incomplete")
     assert r.code == EXIT_IMPORT and "only the last of several files" in r.err
-    assert not store_path.exists() or db_rows(store_path, "SELECT count(*) FROM runs") == [(0,)]
+    assert not store_at.exists() or store_at.rows("SELECT count(*) FROM runs") == [(0,)]
     r = cli("import", str(GOOD), str(cut), "--allow-incomplete")
     assert r.code == 0, r.err
     assert "(incomplete, 2 repetitions)" in r.out

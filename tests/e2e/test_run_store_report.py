@@ -11,14 +11,14 @@ import pytest
 
 from osmeter.errors import EXIT_BENCH_ERRORS
 
-from ..conftest import FakeProbe, db_rows, osmeter_command, subprocess_env
+from ..conftest import FakeProbe, StoreAt, osmeter_command, subprocess_env
 
 
 def osmeter(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(osmeter_command(*args), capture_output=True, text=True, env=subprocess_env(), timeout=60)
 
 
-def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_path: Path) -> None:
+def test_standard_run_end_to_end(fake_probe: FakeProbe, store_at: StoreAt, tmp_path: Path) -> None:
     fake_probe.set(stderr="probe: note from the probe")
     r = osmeter("run", "--label", "first", "--repeat", "1")
     # One benchmark reported `error`: the run is complete, the exit status says so.
@@ -46,10 +46,10 @@ def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_pa
     assert "errors:\n  ctxsw.pipe placement=same_cpu: fork: Resource temporarily unavailable" in out
     assert "warning [high-cv]" in out
 
-    assert db_rows(store_path, "SELECT id, label, status, suite, source FROM runs") == [
+    assert store_at.rows("SELECT id, label, status, suite, source FROM runs") == [
         (1, "first", "complete", "standard", "run")
     ]
-    assert db_rows(store_path, "SELECT seq, bench, status FROM results ORDER BY seq") == [
+    assert store_at.rows("SELECT seq, bench, status FROM results ORDER BY seq") == [
         (0, "cpu.call", "ok"), (1, "syscall.null", "ok"), (2, "file.read_cold", "skip"),
         (3, "task.fork", "ok"), (4, "ctxsw.pipe", "error"),
     ]
@@ -76,7 +76,7 @@ def test_standard_run_end_to_end(fake_probe: FakeProbe, store_path: Path, tmp_pa
     assert [row["bench"] for row in table] == [r["bench"] for r in shown["results"]]
 
 
-def test_named_benchmarks_and_json(fake_probe: FakeProbe, store_path: Path) -> None:
+def test_named_benchmarks_and_json(fake_probe: FakeProbe, store_at: StoreAt) -> None:
     r = osmeter("run", "syscall.null", "cpu.call", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -86,8 +86,8 @@ def test_named_benchmarks_and_json(fake_probe: FakeProbe, store_path: Path) -> N
     assert "[2/2] syscall.null" in r.stderr
 
 
-def test_two_runs_accumulate(fake_probe: FakeProbe, store_path: Path) -> None:
+def test_two_runs_accumulate(fake_probe: FakeProbe, store_at: StoreAt) -> None:
     assert osmeter("run", "syscall.null").returncode == 0
     assert osmeter("run", "cpu.call", "--label", "second").returncode == 0
-    assert db_rows(store_path, "SELECT id, label FROM runs") == [(1, None), (2, "second")]
+    assert store_at.rows("SELECT id, label FROM runs") == [(1, None), (2, "second")]
     assert "run 2 'second'" in osmeter("show", "latest").stdout

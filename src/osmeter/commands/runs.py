@@ -14,7 +14,7 @@ from .. import textsafe
 from ..errors import EXIT_STORE, NotFoundError, StoreError
 from ..model import RunInfo
 from ..report.table import render_table
-from ..store import open_store, resolve_location
+from ..store import describe, open_store, resolve_location
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from .options import add_json_option, add_store_option
 
@@ -31,6 +31,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def run_host(run: RunInfo) -> str | None:
+    """Where the run ran: its inventory name in a fleet run, else the machine's host name."""
+    return run.host or machine_text(run.machine, KEY_HOSTNAME)
+
+
 def run_summary(run: RunInfo) -> dict[str, Any]:
     return {
         "id": run.id,
@@ -42,7 +47,9 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "source": run.source,
         "suite": run.suite,
         "counts": {"ok": run.counts.ok, "skip": run.counts.skip, "error": run.counts.error},
-        "host": machine_text(run.machine, KEY_HOSTNAME),
+        "host": run_host(run),
+        "inventory_host": run.host,
+        "fleet": run.fleet,
         "kernel": machine_text(run.machine, KEY_KERNEL),
         "probe_version": run.probe_version,
     }
@@ -59,7 +66,7 @@ def render_runs(runs: list[RunInfo]) -> str:
             str(r.counts.ok),
             str(r.counts.skip),
             str(r.counts.error),
-            machine_text(r.machine, KEY_HOSTNAME) or "-",
+            run_host(r) or "-",
             machine_text(r.machine, KEY_KERNEL) or "-",
         ]
         for r in runs
@@ -84,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         doc = {"osmeter_runs": RUNS_SCHEMA, "runs": [run_summary(r) for r in runs]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     elif not runs and not damaged:
-        sys.stdout.write(f"no runs in {location} yet: `osmeter run` makes one\n")
+        sys.stdout.write(f"no runs in {describe(location)} yet: `osmeter run` makes one\n")
     elif runs:
         sys.stdout.write(render_runs(runs))
     for e in damaged:  # after the list, so the runs that can be read are seen; the exit code says it all

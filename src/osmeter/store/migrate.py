@@ -140,10 +140,10 @@ def revision(conn: sa.Connection) -> str | None:
     return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def upgrade(conn: sa.Connection) -> None:
+def upgrade(conn: sa.Connection, target: str = "head") -> None:
     """Every revision the store lacks, in the caller's write transaction (which
     the caller commits). PostgreSQL: under the advisory lock, so a second
     process waits and then finds nothing to do."""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
-    command.upgrade(_config(conn), "head")
+    command.upgrade(_config(conn), target)

@@ -59,6 +59,7 @@ class PostgresStore(SQLStore):
 
     FIX = _FIX
     KIND = "a PostgreSQL database"
+    BACKEND = "postgresql"
 
     @classmethod
     def open(cls, url: str, *, create: bool) -> "PostgresStore":

@@ -53,6 +53,7 @@ class SQLStore:
 
     FIX = "choose another store with --store or OSMETER_STORE"
     KIND = "a database"
+    BACKEND = "sql"
 
     def __init__(self, engine: sa.Engine, conn: sa.Connection, location: str, shown: str) -> None:
         self._engine = engine

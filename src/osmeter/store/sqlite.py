@@ -97,6 +97,7 @@ class SQLiteStore(SQLStore):
 
     FIX = _FIX
     KIND = "an SQLite database"
+    BACKEND = "sqlite"
 
     def __init__(self, engine: sa.Engine, conn: sa.Connection, path: Path, mode: dict[str, bool]) -> None:
         super().__init__(engine, conn, str(path), str(path))

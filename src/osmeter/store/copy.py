@@ -1,0 +1,70 @@
+"""`osmeter store copy`: runs moved between stores, whatever their backends.
+
+A run is copied as stored, row by row (its run row, results with their
+samples blobs, profiles, the digests of the files it was imported from),
+under a new id in the destination, in one transaction per run: a run is
+there whole or not at all, and an interrupted copy loses nothing (run it
+again). Each run has a uid (migration 0007), the same in every store it
+is copied to: a run already in the destination is not copied again.
+Before a run is copied it is read through the model, so a damaged run is
+reported and left behind rather than spread to another store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..errors import StoreError
+from .sql import SQLStore
+
+_CHILDREN = ("results", "profiles", "imported_files")
+
+
+@dataclass
+class CopyOutcome:
+    copied: list[tuple[int, int]] = field(default_factory=list)  # (source id, destination id)
+    present: list[tuple[int, int]] = field(default_factory=list)  # already there: (source id, destination id)
+    damaged: list[StoreError] = field(default_factory=list)
+
+
+def _check(src: SQLStore, run_id: int) -> None:
+    """Every column of the run read through the model (StoreError when damaged)."""
+    src.run(str(run_id))
+    for r in src.results(run_id):
+        src.samples(run_id, r.seq)
+    src.profiles(run_id)
+
+
+def copy_run(src: SQLStore, dst: SQLStore, run_id: int) -> tuple[int, bool]:
+    """The run copied (or found by its uid): (destination id, copied now)."""
+    (row,) = src.raw_rows("runs", run_id)
+    present = dst.run_with_uid(row["uid"])
+    if present is not None:
+        return present, False
+    children = {t: src.raw_rows(t, run_id) for t in _CHILDREN}
+    with dst.transaction():
+        new_id = dst.insert_run({k: v for k, v in row.items() if k != "id"})
+        for table, rows in children.items():
+            dst.insert_rows(table, [{**{k: v for k, v in r.items() if k != "id"}, "run_id": new_id} for r in rows])
+    return new_id, True
+
+
+def copy_runs(src: SQLStore, dst: SQLStore, run_ids: Sequence[int] | None,
+              say: Callable[[str], None] = lambda _: None) -> CopyOutcome:
+    """The runs (all of SRC's when run_ids is None) copied to dst, oldest first."""
+    out = CopyOutcome()
+    if run_ids is None:
+        runs, out.damaged = src.readable_runs()
+        run_ids = [r.id for r in runs]
+    for i, run_id in enumerate(run_ids, 1):
+        try:
+            _check(src, run_id)
+        except StoreError as e:
+            out.damaged.append(e)
+            say(f"[{i}/{len(run_ids)}] run {run_id}: damaged, not copied")
+            continue
+        new_id, copied = copy_run(src, dst, run_id)
+        (out.copied if copied else out.present).append((run_id, new_id))
+        say(f"[{i}/{len(run_ids)}] run {run_id} -> " + (f"run {new_id}" if copied else f"already there as run {new_id}"))
+    return out
