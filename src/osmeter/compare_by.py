@@ -317,13 +317,14 @@ def select_runs(store: Store, refs: Sequence[str], fleet: str | None) -> tuple[s
     if fleet is not None:
         fleet_id, runs = fleet_runs(store, fleet)
         runs = list(runs)
+    given: set[int] = set()
     for ref in refs:
         info = store.run(ref)
-        if any(r.id == info.id for r in runs):
-            if fleet_id is not None and info.fleet == fleet_id:
-                continue  # named twice, once through --fleet: no harm
+        if info.id in given:
             raise UsageError(f"run {info.id} is given twice")
-        runs.append(info)
+        given.add(info.id)
+        if not any(r.id == info.id for r in runs):  # a run of the fleet run named again: no harm
+            runs.append(info)
     if not runs:
         raise UsageError("compare --by needs runs: --fleet ID (or latest), or run ids")
     return fleet_id, runs
