@@ -132,7 +132,8 @@ def counts_line(outcome: cb.ByOutcome) -> str:
                 word = STATE_WORDS.get(cell.state, cell.state)
                 others[word] = others.get(word, 0) + 1
     rest = "; " + ", ".join(f"{n} {w}" for w, n in others.items()) if others else ""
-    return (f"{len(comps)} cells compared, {len(sig)} significant ({slower} slower, {len(sig) - slower} faster; "
+    cells = f"{len(comps)} cell{'' if len(comps) == 1 else 's'}"
+    return (f"{cells} compared, {len(sig)} significant ({slower} slower, {len(sig) - slower} faster; "
             f"{sum(1 for c in sig if c.caveat)} with a caveat){rest}")
 
 

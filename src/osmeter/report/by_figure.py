@@ -80,9 +80,7 @@ def _sysinfo(fig: "Figure", outcome: cb.ByOutcome, left: float, top: float, widt
         fig.text(left / width, 1 - top / height, "sysinfo: the columns' machine descriptions are the same",
                  fontsize=8, va="top")
         return
-    key_w = CHAR_W * max(len(d.key) for d in outcome.differences) + 0.25
-    val_w = [CHAR_W * min(VALUE_CHARS, max([len(c.name)] + [len(_cut(d.values[j])) for d in outcome.differences]))
-             + 0.25 for j, c in enumerate(outcome.columns)]
+    key_w, val_w = _widths(outcome)
     fig.text(left / width, 1 - top / height, "sysinfo that differs between the columns", fontsize=9,
              fontweight="bold", va="top")
     header = ["key", *(bc.column_title(outcome, j) for j in range(len(outcome.columns)))]
@@ -96,13 +94,20 @@ def _sysinfo(fig: "Figure", outcome: cb.ByOutcome, left: float, top: float, widt
             x += key_w if k == 0 else val_w[k - 1]
 
 
+def _widths(outcome: cb.ByOutcome) -> tuple[float, list[float]]:
+    """The sysinfo table's key column and value columns, in inches."""
+    key_w = CHAR_W * max([3] + [len(d.key) for d in outcome.differences]) + 0.25
+    val_w = [CHAR_W * min(VALUE_CHARS, max([len(bc.column_title(outcome, j))]
+                                           + [len(_cut(d.values[j])) for d in outcome.differences])) + 0.25
+             for j in range(len(outcome.columns))]
+    return key_w, val_w
+
+
 def sysinfo_width(outcome: cb.ByOutcome) -> float:
     if not outcome.differences:
         return 4.0
-    key_w = CHAR_W * max(len(d.key) for d in outcome.differences) + 0.25
-    return key_w + sum(CHAR_W * min(VALUE_CHARS, max([len(bc.column_title(outcome, j)) + 0]
-                                                     + [len(_cut(d.values[j])) for d in outcome.differences])) + 0.25
-                       for j in range(len(outcome.columns)))
+    key_w, val_w = _widths(outcome)
+    return key_w + sum(val_w)
 
 
 def heatmap_figure(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> "Figure":
