@@ -454,9 +454,16 @@ def describe_run(run: Any) -> dict[str, Any]:
     for key in ("cpu", "cpu_choice"):
         if key in run.meta:
             facts[key] = run.meta[key]
-    for key in sorted(run.machine):
-        _flatten(key, run.machine[key], facts)
+    facts.update(machine_facts(run.machine))
     return {k: v for k, v in facts.items() if k not in _IGNORED}
+
+
+def machine_facts(machine: Mapping[str, Any]) -> dict[str, Any]:
+    """The machine description (`osmeter sysinfo`) flat, as describe_run has it."""
+    facts: dict[str, Any] = {}
+    for key in sorted(machine):
+        _flatten(key, machine[key], facts)
+    return facts
 
 
 @dataclass(frozen=True)
@@ -473,12 +480,16 @@ def _list_delta(base: list[Any], value: list[Any]) -> str:
 
 
 def run_differences(runs: Sequence[Any]) -> list[Difference]:
-    """Every fact whose value is not the same in all runs (baseline first).
+    """Every fact whose value is not the same in all runs (baseline first)."""
+    return fact_differences([describe_run(r) for r in runs])
+
+
+def fact_differences(described: Sequence[Mapping[str, Any]]) -> list[Difference]:
+    """Every fact whose value is not the same in all these flat descriptions (baseline first).
 
     Long lists (CPU flags) are shown for the non-baseline runs as the items
     added (+) and removed (-) against the baseline.
     """
-    described = [describe_run(r) for r in runs]
     keys: list[str] = []
     for facts in described:
         keys.extend(k for k in facts if k not in keys)

@@ -86,8 +86,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "excludes 1 and the change exceeds the noise threshold."
         ),
     )
-    p.add_argument("runs", metavar="RUN", nargs="+", help="two or more run ids (or 'latest')")
-    p.add_argument("--baseline", metavar="RUN", help="the run the others are compared with (default: the first)")
+    p.add_argument("runs", metavar="RUN", nargs="*", help="two or more run ids (or 'latest'); with --by, any number")
+    p.add_argument("--baseline", metavar="RUN", help="the run the others are compared with (default: the first); "
+                   "with --by, the column (default: the first)")
     p.add_argument(
         "--threshold",
         metavar="PCT",
@@ -111,10 +112,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE", help="write the heatmap: .html page, or .svg/.png/.pdf figure")
     p.add_argument(
         "--format",
-        choices=HEATMAP_FORMATS,
-        help="the heatmap file's format (default: from FILE's suffix); needs -o",
+        choices=(*HEATMAP_FORMATS, "json"),
+        help="the heatmap file's format (default: from FILE's suffix); needs -o; json: as --json",
     )
     nm.add_names_option(p)
+    from .compare_by import add_options  # --by, --fleet (compare_by imports this module)
+
+    add_options(p)
     add_json_option(p, "the comparison")
     add_store_option(p)
     return p
@@ -525,6 +529,14 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.by is not None or args.fleet is not None:  # the heatmap by host, kernel or label: compare_by
+        from .compare_by import run as run_by
+
+        return run_by(args)
+    if args.format == "json":  # JSON on stdout, as --json
+        if args.output:
+            raise UsageError("--format json prints the comparison on stdout, as --json; -o takes the heatmap file")
+        args.json, args.format = True, None
     threshold = args.threshold / 100
     fail_above = args.fail_above / 100 if args.fail_above is not None else None
     output = Path(args.output) if args.output else None

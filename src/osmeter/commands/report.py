@@ -61,6 +61,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE.yaml",
         help="predictions to show next to the measurements (docs/report.md)",
     )
+    p.add_argument("--fleet", metavar="ID", help="the report of a fleet run (osmeter fleet run; 'latest': the newest): "
+                   "its hosts, their comparison by host and every run (docs/report.md)")
     nm.add_names_option(p)
     add_store_option(p)
     return p
@@ -103,14 +105,23 @@ def render(
     predictions: Sequence[Prediction] = (),
     expect_path: str = "",
     names: str = "osmeter",
+    fleet: str | None = None,
 ) -> str:
     """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench."""
+    if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
+        from ..report import fleet as fl
+
+        report = fl.build(store, fleet, names, lambda s, runs: build_reports(
+            s, runs, predictions, expect_path, with_figures=fmt == "html", names=names))
+        return fl.render(report, fmt, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
     return RENDERERS[fmt](reports, expect_path)
 
 
 def run(args: argparse.Namespace) -> int:
     fmt = choose_format(args.format, args.output)
+    if args.fleet is not None and args.runs:
+        raise UsageError("report --fleet ID reports every run of the fleet run: give run ids or --fleet, not both")
     output = Path(args.output) if args.output and args.output != "-" else None
     # A malformed --expect file or an unwritable output fails before any work.
     predictions = read_expect(Path(args.expect)) if args.expect else []
@@ -118,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
-        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names)
+        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names, args.fleet)
     finally:
         store.close()
     if output is not None:

@@ -1,0 +1,330 @@
+"""`osmeter compare --by host|kernel|label`: runs grouped into columns, every
+benchmark instance of every column against a baseline column.
+
+What a column is (docs/compare.md, "By host, kernel or label"):
+
+* its name: `host` the inventory name of a fleet run's host (RunInfo.host),
+  else the machine's hostname; `kernel` the machine's kernel_release;
+  `label` the run's label; a run without one is a column of its own,
+  `run ID`;
+* the order: by name, numbers compared as numbers (`node2` before
+  `node10`, kernel `6.1` before `6.10`); the baseline is `--baseline`, else
+  the first column;
+* its run: of the column's runs, the complete ones before the others, then
+  the newest (start time, then id). An instance that run does not hold ok is
+  taken from the column's next run *on the same host* that does (a fleet
+  host resumed with `--resume` has its results in two runs), never from
+  another host; the runs not used are named in the column's notes.
+
+A cell is the comparison osmeter compare makes of two runs
+(commands.compare.compared_instance, compare.compare_instance: ratio of
+medians, the interval from the repetitions or the dependent bootstrap, the
+noise threshold, the flags as caveat), or the reason there is none: the
+instance skipped, failed or missing in the column, not ok in the baseline,
+measured in another unit, or without stored samples.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from . import compare as cmp
+from .commands.compare import Key, compared_instance, instance_keys
+from .errors import NotFoundError, UsageError
+from .model import BenchResult, RunInfo
+from .stats import FloatArray
+from .store.base import Store
+from .sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+
+BY_CHOICES = ("host", "kernel", "label")
+LATEST = "latest"
+
+# A cell's state: compared (a Comparison), the baseline's own figure, or why there is no comparison.
+COMPARED = "compared"
+BASELINE = "baseline"
+MISSING = "missing"  # the column's runs do not hold the instance
+SKIP = "skip"
+ERROR = "error"
+NO_BASELINE = "no-baseline"  # the baseline column has no ok result of the instance
+OTHER_UNIT = "other-unit"
+NO_SAMPLES = "no-samples"
+STATES = (COMPARED, BASELINE, MISSING, SKIP, ERROR, NO_BASELINE, OTHER_UNIT, NO_SAMPLES)
+
+
+def host_of(run: RunInfo) -> str | None:
+    """The host a run ran on: the fleet inventory's name, else the machine's hostname."""
+    return run.host or machine_text(run.machine, KEY_HOSTNAME)
+
+
+def column_name(run: RunInfo, by: str) -> str:
+    """The column a run belongs to under --by `by` (`run ID` when the run lacks the fact)."""
+    if by == "host":
+        value = host_of(run)
+    elif by == "kernel":
+        value = machine_text(run.machine, KEY_KERNEL)
+    elif by == "label":
+        value = run.label
+    else:
+        raise UsageError(f"--by {by!r}: expected one of {', '.join(BY_CHOICES)}")
+    return value if value else f"run {run.id}"
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key comparing digit runs as numbers: node2 < node10, 6.1.0 < 6.10.0."""
+    parts = re.split(r"(\d+)", text)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+# --- the runs of a fleet run ---------------------------------------------------
+
+
+def fleets(runs: Sequence[RunInfo]) -> dict[str, list[RunInfo]]:
+    out: dict[str, list[RunInfo]] = {}
+    for r in runs:
+        if r.fleet:
+            out.setdefault(r.fleet, []).append(r)
+    return out
+
+
+def fleet_runs(store: Store, ref: str) -> tuple[str, list[RunInfo]]:
+    """The fleet run `ref` (its id, or `latest`: the one whose first run started last)
+    and all its runs. NotFoundError (exit 6, as for an unknown run id) when there is none."""
+    known = fleets(store.runs())
+    if not known:
+        raise NotFoundError(f"the store {store.location} holds no fleet run (`osmeter fleet run INVENTORY` makes one)")
+    if ref == LATEST:
+        ref = max(known, key=lambda f: (min(r.start_time for r in known[f]), f))
+    if ref not in known:
+        newest = sorted(known, key=lambda f: min(r.start_time for r in known[f]), reverse=True)
+        shown = ", ".join(newest[:10]) + (f" and {len(newest) - 10} more" if len(newest) > 10 else "")
+        raise NotFoundError(f"no fleet run {ref!r} in the store {store.location}; its fleet runs: {shown}")
+    return ref, known[ref]
+
+
+# --- columns ----------------------------------------------------------------------
+
+
+def _preference(run: RunInfo) -> tuple[bool, str, int]:
+    return (run.status == "complete", run.start_time, run.id)
+
+
+@dataclass
+class Column:
+    """The runs of one column, the one used first."""
+
+    name: str
+    runs: list[RunInfo]  # preferred first: complete before incomplete, then newest
+    filled: dict[int, int] = field(default_factory=dict)  # run id -> cells taken from it (runs after the first)
+
+    @property
+    def run(self) -> RunInfo:
+        return self.runs[0]
+
+    @property
+    def same_host(self) -> list[RunInfo]:
+        """The runs a cell may come from: the first, and the others on its host, in order."""
+        host = host_of(self.run)
+        return [r for r in self.runs if r is self.run or (host is not None and host_of(r) == host)]
+
+    def notes(self) -> list[str]:
+        """Which runs the column used, and which it did not."""
+        out = []
+        if len(self.runs) > 1:
+            out.append(f"{self.name}: run {self.run.id} ({self.run.status}, started {self.run.start_time})")
+        for r in self.runs[1:]:
+            n = self.filled.get(r.id, 0)
+            how = f"{n} cell{'s' if n != 1 else ''} from it (same host)" if n else "not used"
+            out.append(f"{self.name}: run {r.id} ({r.status}, started {r.start_time}): {how}")
+        return out
+
+
+def columns_of(runs: Sequence[RunInfo], by: str) -> list[Column]:
+    """The runs grouped by `by`, in the columns' order (natural_key of the name)."""
+    groups: dict[str, list[RunInfo]] = {}
+    for r in runs:
+        groups.setdefault(column_name(r, by), []).append(r)
+    return [
+        Column(name, sorted(groups[name], key=_preference, reverse=True))
+        for name in sorted(groups, key=natural_key)
+    ]
+
+
+def baseline_index(columns: Sequence[Column], baseline: str | None, by: str) -> int:
+    if len(columns) < 2:
+        only = f" ({columns[0].name})" if columns else ""
+        raise UsageError(
+            f"compare --by {by} needs at least two columns, and these runs make {len(columns)}{only}: "
+            "give more runs, or another --by"
+        )
+    if baseline is None:
+        return 0
+    names = [c.name for c in columns]
+    if baseline not in names:
+        raise UsageError(
+            f"--baseline {baseline!r} is not a column of --by {by}: the columns are {', '.join(names)}"
+        )
+    return names.index(baseline)
+
+
+# --- the grid --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    state: str  # one of STATES
+    run_id: int | None = None  # the run the column's figure comes from
+    comparison: cmp.Comparison | None = None  # state COMPARED
+    median: float | None = None  # the column's median (ok results)
+    reason: str = ""  # why there is no comparison (skip reason, error, ...)
+
+
+@dataclass
+class Row:
+    key: Key
+    bench: str
+    params: dict[str, Any]
+    unit: str | None
+    cells: list[Cell]
+
+
+@dataclass
+class ByOutcome:
+    by: str
+    columns: list[Column]
+    baseline: int  # index into columns
+    threshold: float
+    rows: list[Row]
+    differences: list[cmp.Difference]  # the machine facts that differ between the columns' runs
+    fleet: str | None = None
+
+    @property
+    def comparisons(self) -> list[cmp.Comparison]:
+        return [c.comparison for row in self.rows for c in row.cells if c.comparison is not None]
+
+    def notes(self) -> list[str]:
+        return [n for col in self.columns for n in col.notes()]
+
+
+Picked = tuple[RunInfo, BenchResult]
+
+
+class _Index:
+    """Every column's results by instance, read once."""
+
+    def __init__(self, store: Store, columns: Sequence[Column]) -> None:
+        self.store = store
+        self.by_run: dict[int, dict[Key, BenchResult]] = {}
+        for col in columns:
+            for r in col.same_host:
+                self.by_run[r.id] = instance_keys(store.results(r.id))
+
+    def pick(self, col: Column, key: Key) -> Picked | None:
+        """The column's result of `key`: the first of its runs holding it ok, else the first holding it."""
+        found = [(r, self.by_run[r.id][key]) for r in col.same_host if key in self.by_run[r.id]]
+        chosen = next((p for p in found if p[1].status == "ok" and p[1].summary is not None), None)
+        return chosen or (found[0] if found else None)
+
+    def keys(self, columns: Sequence[Column], first: int) -> list[Key]:
+        """Every instance, the baseline column's in its runs' order first, then the others'."""
+        order = [columns[first]] + [c for i, c in enumerate(columns) if i != first]
+        seen: dict[Key, None] = {}
+        for col in order:
+            for r in col.same_host:
+                seen.update(dict.fromkeys(self.by_run[r.id]))
+        return list(seen)
+
+
+def _not_ok(picked: Picked | None) -> Cell | None:
+    if picked is None:
+        return Cell(MISSING, reason="not in the column's runs")
+    run, res = picked
+    if res.status != "ok" or res.summary is None:
+        return Cell(SKIP if res.status == "skip" else ERROR, run.id, reason=res.reason or res.status)
+    return None
+
+
+def _compare_cell(index: _Index, picked: Picked | None, base: Picked | None, base_samples: list[Any],
+                  threshold: float) -> Cell:
+    """One column's cell against the baseline's result; base_samples caches [samples, resampled medians]."""
+    bad = _not_ok(picked)
+    if bad is not None:
+        return bad
+    assert picked is not None
+    run, res = picked
+    assert res.summary is not None
+    median = res.summary.median
+    if base is None or base[1].status != "ok" or base[1].summary is None:
+        why = "not in the baseline" if base is None else f"{base[1].status} in the baseline ({base[1].reason})"
+        return Cell(NO_BASELINE, run.id, median=median, reason=why)
+    b_run, b = base
+    if res.unit != b.unit:
+        return Cell(OTHER_UNIT, run.id, median=median, reason=f"measured in {res.unit}, the baseline in {b.unit}")
+    if not base_samples:
+        samples = index.store.samples(b_run.id, b.seq)
+        medians = cmp.baseline_resampled_medians(samples) if samples is not None else None
+        base_samples.extend([samples, medians])
+    samples = index.store.samples(run.id, res.seq)
+    if base_samples[0] is None or samples is None:
+        return Cell(NO_SAMPLES, run.id, median=median,
+                    reason="the baseline has no stored samples" if samples is not None else "no stored samples")
+    comparison = cmp.compare_instance(
+        compared_instance(b, base_samples[0]), compared_instance(res, samples),
+        run_id=run.id, baseline_id=b_run.id, threshold=threshold, baseline_medians=base_samples[1],
+    )
+    return Cell(COMPARED, run.id, comparison, median=median)
+
+
+def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float) -> Row:
+    picks = [index.pick(col, key) for col in columns]
+    base = picks[first]
+    cache: list[FloatArray | None] = []
+    cells = []
+    for i, (col, picked) in enumerate(zip(columns, picks)):
+        if i == first:
+            cell = _not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
+                                           median=picked[1].summary.median if picked and picked[1].summary else None)
+        else:
+            cell = _compare_cell(index, picked, base, cache, threshold)
+        if cell.run_id is not None and cell.run_id != col.run.id:
+            col.filled[cell.run_id] = col.filled.get(cell.run_id, 0) + 1
+        cells.append(cell)
+    present = [p for p in [base, *picks] if p is not None]  # never empty: the key came from some run
+    unit = next((p[1].unit for p in present if p[1].unit), None)
+    return Row(key, key[0], dict(present[0][1].params), unit, cells)
+
+
+def compare_by(store: Store, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,
+               fleet: str | None = None) -> ByOutcome:
+    """Group `runs` into columns by `by` and compare every column with the baseline column."""
+    columns = columns_of(runs, by)
+    first = baseline_index(columns, baseline, by)
+    index = _Index(store, columns)
+    rows = [_row(index, columns, first, key, threshold) for key in index.keys(columns, first)]
+    order = [first] + [i for i in range(len(columns)) if i != first]
+    diffs = cmp.fact_differences([cmp.machine_facts(columns[i].run.machine) for i in order])
+    # back into the columns' order (fact_differences puts the baseline first for its list deltas)
+    back = [order.index(i) for i in range(len(columns))]
+    differences = [cmp.Difference(d.key, tuple(d.values[j] for j in back)) for d in diffs]
+    return ByOutcome(by, columns, first, threshold, rows, differences, fleet)
+
+
+def select_runs(store: Store, refs: Sequence[str], fleet: str | None) -> tuple[str | None, list[RunInfo]]:
+    """The runs --fleet ID and the RUN arguments name (each once), and the fleet's id."""
+    runs: list[RunInfo] = []
+    fleet_id = None
+    if fleet is not None:
+        fleet_id, runs = fleet_runs(store, fleet)
+        runs = list(runs)
+    given: set[int] = set()
+    for ref in refs:
+        info = store.run(ref)
+        if info.id in given:
+            raise UsageError(f"run {info.id} is given twice")
+        given.add(info.id)
+        if not any(r.id == info.id for r in runs):  # a run of the fleet run named again: no harm
+            runs.append(info)
+    if not runs:
+        raise UsageError("compare --by needs runs: --fleet ID (or latest), or run ids")
+    return fleet_id, runs

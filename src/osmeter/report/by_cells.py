@@ -1,0 +1,179 @@
+"""How a cell of `osmeter compare --by` looks, in every output: its text in
+the terminal and Markdown tables, its colour, mark and number in the
+heatmap figure and the HTML page, and the legend that says so.
+
+Colours are compare's (plots.heat_colour: red for worse, green for better,
+deeper for larger changes on a log scale, full at 2x); a change that is not
+significant keeps a muted tint of its direction and is hatched, so its sign
+shows and nobody mistakes it for a finding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from .. import compare_by as cb
+from ..compare import Comparison
+from ..records import describe_instance, format_params
+from . import flags as fl
+from . import names as nm
+from . import plots
+from .table import fmt_num
+
+CAVEAT_MARK = "!"
+WHITE = "#ffffff"
+BASE_COLOUR = "#eef2f7"  # the baseline column: its own medians
+STATE_WORDS = {
+    cb.MISSING: "missing",
+    cb.SKIP: "skip",
+    cb.ERROR: "error",
+    cb.NO_BASELINE: "no baseline",
+    cb.OTHER_UNIT: "other unit",
+    cb.NO_SAMPLES: "no samples",
+}
+STATE_MEANINGS = {
+    cb.MISSING: "the column's runs do not hold the instance",
+    cb.SKIP: "skipped in the column's run (reason under the table)",
+    cb.ERROR: "failed in the column's run (reason under the table)",
+    cb.NO_BASELINE: "the baseline column has no ok result of the instance, so nothing to compare with",
+    cb.OTHER_UNIT: "measured in another unit than in the baseline",
+    cb.NO_SAMPLES: "no stored samples to compare",
+}
+MUTE = 0.6  # a non-significant cell's tint goes at most 1 - MUTE of the way from grey to its colour
+
+
+def _mix(colour: str, other: str, weight: float) -> str:
+    a = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    b = [int(other[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#{:02x}{:02x}{:02x}".format(*(round(x + (y - x) * weight) for x, y in zip(a, b)))
+
+
+def muted_colour(worse: float) -> str:
+    """A change that is not significant: grey, tinted towards its direction in proportion to its size
+    (on heat_colour's log scale), at most 1 - MUTE of the way."""
+    if not math.isfinite(worse) or 1.0 + worse <= 0:
+        return plots.GREY
+    strength = min(1.0, abs(math.log2(1.0 + worse)) / plots.HEAT_LIMIT)
+    target = "#{:02x}{:02x}{:02x}".format(*(plots.RED if worse > 0 else plots.GREEN))
+    return _mix(plots.GREY, target, (1 - MUTE) * strength)
+
+
+@dataclass(frozen=True)
+class Look:
+    colour: str
+    text: str  # the heatmap's number or word
+    muted: bool  # not significant (hatched) or no figure: grey text
+    caveat: bool  # a flagged figure behind it
+
+
+def look(cell: cb.Cell) -> Look:
+    """A heatmap cell: colour, the change in whole percent (or the state's word), and its marks."""
+    c = cell.comparison
+    if c is not None:
+        if math.isnan(c.ratio):
+            return Look(WHITE, "n/a", True, bool(c.caveat))
+        text = plots.percent_text(c.change) + (CAVEAT_MARK if c.caveat else "")
+        if c.significant:
+            return Look(plots.heat_colour(c.worse), text, False, bool(c.caveat))
+        return Look(muted_colour(c.worse), text, True, bool(c.caveat))
+    if cell.state == cb.BASELINE:
+        return Look(BASE_COLOUR, fmt_num(cell.median, 3), False, False)
+    return Look(WHITE, STATE_WORDS.get(cell.state, cell.state), True, False)
+
+
+def change_text(c: Comparison) -> str:
+    """`+12.3% slower`, `-20.1% faster!`, `+1.2% ~`: the change with its verdict mark (terminal, Markdown)."""
+    if math.isnan(c.ratio):
+        return "n/a"
+    mark = {"slower": " slower", "faster": " faster"}.get(c.verdict, " ~")
+    return f"{100 * c.change:+.1f}%{mark}" + (f" {CAVEAT_MARK}" if c.caveat else "")
+
+
+def cell_text(cell: cb.Cell) -> str:
+    if cell.comparison is not None:
+        return change_text(cell.comparison)
+    if cell.state == cb.BASELINE:
+        return fmt_num(cell.median)
+    return STATE_WORDS.get(cell.state, cell.state)
+
+
+def row_name(row: cb.Row, labels: nm.InstanceLabels) -> str:
+    """The row's label: LEBench's row name under --names lebench, else `bench params`."""
+    shown = labels.shown(row.bench, row.params)
+    if shown:
+        return shown
+    name = describe_instance(row.bench, {}) + (f" {format_params(row.params)}" if row.params else "")
+    return name + (f" (#{row.key[2] + 1})" if row.key[2] else "")
+
+
+def ordered_rows(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> list[cb.Row]:
+    """The baseline's order (its suite's), or LEBench's table under --names lebench."""
+    return labels.sort(outcome.rows, lambda r: (r.bench, r.params))
+
+
+def column_title(outcome: cb.ByOutcome, i: int) -> str:
+    col = outcome.columns[i]
+    return col.name + (" (baseline)" if i == outcome.baseline else "")
+
+
+def caveat_flags(outcome: cb.ByOutcome) -> list[str]:
+    return fl.ordered(f for c in outcome.comparisons for f in c.caveat.split(", ") if f)
+
+
+def counts_line(outcome: cb.ByOutcome) -> str:
+    """`12 cells compared, 3 significant (2 slower, 1 faster; 1 with a caveat); 2 skip, 1 missing`."""
+    comps = outcome.comparisons
+    sig = [c for c in comps if c.significant]
+    slower = sum(1 for c in sig if c.worse > 0)
+    others: dict[str, int] = {}
+    for row in outcome.rows:
+        for i, cell in enumerate(row.cells):
+            if i != outcome.baseline and cell.state != cb.COMPARED:
+                word = STATE_WORDS.get(cell.state, cell.state)
+                others[word] = others.get(word, 0) + 1
+    rest = "; " + ", ".join(f"{n} {w}" for w, n in others.items()) if others else ""
+    cells = f"{len(comps)} cell{'' if len(comps) == 1 else 's'}"
+    return (f"{cells} compared, {len(sig)} significant ({slower} slower, {len(sig) - slower} faster; "
+            f"{sum(1 for c in sig if c.caveat)} with a caveat){rest}")
+
+
+def legend_lines(outcome: cb.ByOutcome) -> list[str]:
+    """What the marks of the table mean (terminal and Markdown)."""
+    base = outcome.columns[outcome.baseline].name
+    lines = [
+        f"cells: the change of the median against the baseline column {base} (its column: its medians, in the "
+        "row's unit)",
+        f"  slower / faster: significant: the 95% interval of the ratio excludes 1 and |change| > "
+        f"{100 * outcome.threshold:g}% (--threshold); for a rate (bytes_per_s) a rise is faster",
+        "  ~: no significant change",
+    ]
+    states = {cell.state for row in outcome.rows for cell in row.cells} - {cb.COMPARED, cb.BASELINE}
+    lines += [f"  {STATE_WORDS[s]}: {STATE_MEANINGS[s]}" for s in cb.STATES if s in states]
+    flags = caveat_flags(outcome)
+    if flags:
+        lines += [f"  {CAVEAT_MARK}: a flagged figure behind the cell (either side), which the verdict cannot vouch for:"]
+        lines += [f"    {name}: {text}" for name, text in fl.legend(flags)]
+    return lines
+
+
+def reasons(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> list[str]:
+    """Why cells have no comparison, one line per reason and instance: `syscall.null: needs root (host-b, host-c)`."""
+    seen: dict[str, list[str]] = {}
+    for row in ordered_rows(outcome, labels):
+        for col, cell in zip(outcome.columns, row.cells):
+            if cell.state not in (cb.COMPARED, cb.BASELINE, cb.MISSING):
+                seen.setdefault(f"{row_name(row, labels)}: {STATE_WORDS[cell.state]}: {cell.reason}", []).append(
+                    col.name)
+    return [f"{why} ({', '.join(cols)})" for why, cols in seen.items()]
+
+
+def sysinfo_rows(outcome: cb.ByOutcome) -> list[list[str]]:
+    return [[d.key, *d.values] for d in outcome.differences]
+
+
+def columns_used(outcome: cb.ByOutcome) -> list[str]:
+    """`host-a: run 3 (complete)` per column; for a column of several runs, each of them and its use."""
+    out = []
+    for c in outcome.columns:
+        out += c.notes() or [f"{c.name}: run {c.run.id} ({c.run.status})"]
+    return out

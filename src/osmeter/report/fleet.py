@@ -1,0 +1,179 @@
+"""`osmeter report --fleet ID`: the report of a fleet run (osmeter fleet run).
+
+First the hosts: per host its run (several when it was resumed), its
+status — complete; incomplete (some results stored, the run stopped);
+failed (no ok result stored) — and the machine in one line (kernel, arch,
+CPU, CPUs, memory). Then the comparison by host (compare --by host against
+the first host: report.html_by as HTML, the table in Markdown and text)
+with the sysinfo that differs between the hosts. Then every run's own
+section, as `osmeter report RUN` writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import compare_by as cb
+from ..compare import DEFAULT_THRESHOLD
+from ..errors import UsageError
+from ..model import RunInfo
+from ..sysinfo import KEY_ARCH, KEY_KERNEL, machine_text
+from . import by_cells as bc
+from . import names as nm
+from .content import RunReport
+from .table import human_bytes
+
+COMPLETE, INCOMPLETE, FAILED = "complete", "incomplete", "failed"
+
+
+def host_status(run: RunInfo) -> str:
+    """complete; failed: not complete and no ok result; incomplete: the rest."""
+    if run.status == "complete":
+        return COMPLETE
+    return FAILED if run.counts.ok == 0 else INCOMPLETE
+
+
+def machine_line(run: RunInfo) -> str:
+    m = run.machine
+    memory = m.get("memory_bytes")
+    parts = [
+        machine_text(m, KEY_KERNEL) and f"Linux {machine_text(m, KEY_KERNEL)}",
+        machine_text(m, KEY_ARCH),
+        machine_text(m, "cpu_model"),
+        m.get("cpus_online") and f"{m['cpus_online']} CPUs",
+        isinstance(memory, int) and not isinstance(memory, bool) and f"{human_bytes(memory)} memory",
+    ]
+    return ", ".join(str(p) for p in parts if p) or "-"
+
+
+@dataclass
+class HostRow:
+    host: str
+    run: RunInfo
+    status: str  # COMPLETE, INCOMPLETE, FAILED
+    others: list[RunInfo]  # the host's other runs in the fleet run
+
+    def cells(self) -> list[str]:
+        c = self.run.counts
+        runs = str(self.run.id) + (f" (also {', '.join(str(r.id) for r in self.others)})" if self.others else "")
+        reason = self.run.status_reason or ""
+        return [self.host, runs, self.status + (f": {reason}" if reason else ""), f"{c.ok}/{c.skip}/{c.error}",
+                machine_line(self.run), self.run.start_time]
+
+
+HOST_HEADERS = ("host", "run", "status", "ok/skip/error", "machine", "started")
+
+
+@dataclass
+class FleetReport:
+    fleet: str
+    hosts: list[HostRow]
+    outcome: cb.ByOutcome | None  # None when the hosts cannot be compared (fewer than two)
+    note: str  # why there is no comparison
+    labels: nm.InstanceLabels
+    runs: list[RunInfo]  # every run of the fleet run, by host
+    reports: list[RunReport]
+
+    @property
+    def counts(self) -> str:
+        by = {s: sum(1 for h in self.hosts if h.status == s) for s in (COMPLETE, INCOMPLETE, FAILED)}
+        return f"{len(self.hosts)} hosts: " + ", ".join(f"{n} {s}" for s, n in by.items())
+
+
+def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
+    """The fleet run `ref` (an id or latest); `build_reports(store, refs)` makes the runs' sections."""
+    fleet, runs = cb.fleet_runs(store, ref)
+    columns = cb.columns_of(runs, "host")
+    hosts = [HostRow(c.name, c.run, host_status(c.run), c.runs[1:]) for c in columns]
+    outcome, note = None, ""
+    try:
+        outcome = cb.compare_by(store, runs, "host", None, DEFAULT_THRESHOLD, fleet)
+    except UsageError as e:
+        note = e.message
+    ordered = [r for c in columns for r in c.runs]
+    labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in store.results(r.id)])
+    reports = build_reports(store, [str(r.id) for r in ordered])
+    return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports)
+
+
+# --- HTML ---------------------------------------------------------------------------
+
+
+def render_html(report: FleetReport, expect_path: str = "") -> str:
+    from .html import _table, esc, page, run_section, run_title
+    from .html_by import sections
+
+    title = f"osmeter fleet report: {report.fleet}"
+    rows = []
+    for h in report.hosts:
+        cells = h.cells()
+        badge = f'<span class="badge {esc(h.status)}">{esc(cells[2])}</span>'
+        rows.append(f'<tr class="host {esc(h.status)}"><td class="mono">{esc(cells[0])}</td>'
+                    f'<td><a href="#run-{h.run.id}">{esc(cells[1])}</a></td><td>{badge}</td>'
+                    f'<td class="num">{esc(cells[3])}</td><td>{esc(cells[4])}</td><td>{esc(cells[5])}</td></tr>\n')
+    parts = [
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">{esc(report.counts)}; failed: no result stored, incomplete: the run stopped before the '
+        "end (its reason), complete: the whole suite ran.</p>",
+        "<h2>Hosts</h2>",
+        _table(tuple((h, h == "ok/skip/error") for h in HOST_HEADERS), rows, 'class="hosts" id="hosts"'),
+    ]
+    if report.outcome is not None:
+        parts.append(sections(report.outcome, report.labels))
+    else:
+        parts.append(f'<p class="muted">No comparison by host: {esc(report.note)}</p>')
+    links = "".join(f'<a href="#run-{r.run.id}">{esc(run_title(r.run))}</a>' for r in report.reports)
+    parts.append(f'<h2>The runs</h2>\n<nav class="toc">{links}</nav>')
+    parts += [run_section(r, expect_path) for r in report.reports]
+    return page(title, "\n".join(parts))
+
+
+# --- Markdown and text -----------------------------------------------------------------
+
+
+def _by_tables(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """The heatmap's headers and rows, and the sysinfo diff's rows (key first)."""
+    headers = ["benchmark", "unit", *(bc.column_title(outcome, i) for i in range(len(outcome.columns)))]
+    rows = [[bc.row_name(r, labels), r.unit or "-", *(bc.cell_text(c) for c in r.cells)]
+            for r in bc.ordered_rows(outcome, labels)]
+    return headers, rows, bc.sysinfo_rows(outcome)
+
+
+def render_md(report: FleetReport, expect_path: str = "") -> str:
+    from . import markdown as md
+
+    out = [f"# osmeter fleet report: {md.inline(report.fleet)}", md.inline(report.counts) + ".", "## Hosts",
+           md.table(HOST_HEADERS, [h.cells() for h in report.hosts])]
+    o = report.outcome
+    if o is not None:
+        headers, rows, diff = _by_tables(o, report.labels)
+        out += [f"## Change against {md.inline(o.columns[o.baseline].name)}, by host",
+                md.table(headers, rows, [False, False, *([True] * len(o.columns))]),
+                "\n".join(f"- {md.inline(line.strip())}" for line in bc.legend_lines(o)),
+                md.inline(bc.counts_line(o)) + ".",
+                "## Sysinfo that differs between the hosts",
+                md.table(["key", *headers[2:]], diff) if diff else "The hosts' machine descriptions are the same.",
+                "\n".join(f"- {md.inline(n)}" for n in bc.columns_used(o) + bc.reasons(o, report.labels))]
+    else:
+        out.append(f"No comparison by host: {md.inline(report.note)}")
+    return "\n\n".join(out + [md.run_section(r, expect_path) for r in report.reports]) + "\n"
+
+
+def render_txt(report: FleetReport, expect_path: str = "") -> str:
+    from .. import textsafe
+    from ..commands.compare_by import render_text
+    from ..commands.report import render_text_report
+    from .table import render_table
+
+    parts = [f"fleet run {report.fleet}: {report.counts}", render_table(HOST_HEADERS, [h.cells() for h in report.hosts])]
+    parts.append(render_text(report.outcome, report.labels) if report.outcome is not None
+                 else f"no comparison by host: {report.note}")
+    return textsafe.terminal("\n\n".join(parts) + "\n\n") + render_text_report(report.reports, expect_path)
+
+
+RENDERERS = {"html": render_html, "md": render_md, "txt": render_txt}
+
+
+def render(report: FleetReport, fmt: str, expect_path: str = "") -> str:
+    return RENDERERS[fmt](report, expect_path)

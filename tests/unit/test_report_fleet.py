@@ -1,0 +1,78 @@
+"""osmeter report --fleet ID: the fleet run's hosts with their status, the comparison by host with the sysinfo
+diff, and every run's section, as HTML, Markdown and text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from osmeter import errors
+
+from ..fleet_runs import FLEET, add_host_run
+from ..synthetic import MACHINE, noisy
+from .test_report import Page, assert_self_contained
+
+
+@pytest.fixture
+def fleet(store_path: Path) -> tuple[int, int, int, int]:
+    """host-a, host-b (twice as slow a syscall, another kernel), host-c incomplete, host-d failed (nothing ok)."""
+    rng = np.random.default_rng(11)
+    null, call = noisy(rng, 100.0, 1000), noisy(rng, 1.5, 1000)
+    a = add_host_run(store_path, [("syscall.null", {}, "ns", null), ("cpu.call", {"args": 0}, "ns", call)], "host-a")
+    b = add_host_run(store_path, [("syscall.null", {}, "ns", null * 2), ("cpu.call", {"args": 0}, "ns", call)],
+                     "host-b", machine=dict(MACHINE, hostname="b", kernel_release="6.12.0-rt"))
+    c = add_host_run(store_path, [("cpu.call", {"args": 0}, "ns", call)], "host-c", status="incomplete")
+    d = add_host_run(store_path, [], "host-d", status="incomplete",
+                     failed=[("syscall.null", {}, "error", "probe: exec format error")])
+    return a, b, c, d
+
+
+def test_html_fleet_report(cli, fleet, tmp_path: Path) -> None:
+    out = tmp_path / "fleet.html"
+    r = cli("report", "--fleet", FLEET, "-o", str(out))
+    assert r.code == 0, r.err
+    text = out.read_text()
+    assert_self_contained(text)
+    page = Page(text)
+    assert {"hosts", "heatmap-by", "sysinfo-diff", "run-1", "run-2", "run-3", "run-4"} <= page.ids()
+    hosts = [a["class"] for t, a in page.tags if t == "tr" and (a.get("class") or "").startswith("host ")]
+    assert hosts == ["host complete", "host complete", "host incomplete", "host failed"]
+    assert "4 hosts: 2 complete, 1 incomplete, 1 failed" in text
+    assert "host unreachable (ssh: connection refused)" in text  # an incomplete run's reason
+    heat = text[text.index('id="heatmap-by"'):text.index("Sysinfo that differs")]
+    assert "+100" in heat and "host-d" in heat and ">error<" in heat
+    diff = text[text.index('id="sysinfo-diff"'):]
+    assert "kernel_release" in diff and "6.12.0-rt" in diff
+    assert text.index('id="hosts"') < text.index('id="heatmap-by"') < text.index('id="run-1"')
+
+
+def test_markdown_and_text_fleet_report(cli, fleet, tmp_path: Path) -> None:
+    out = tmp_path / "fleet.md"
+    assert cli("report", "--fleet", "latest", "-o", str(out)).code == 0
+    md = out.read_text()
+    assert md.startswith(f"# osmeter fleet report: {FLEET}")
+    rows = [l for l in md.splitlines() if l.startswith("| host-")]
+    assert [l.split("|")[3].strip().split(":")[0] for l in rows[:4]] == ["complete", "complete", "incomplete",
+                                                                           "failed"]
+    heat = md[md.index("## Change against host-a, by host"):md.index("## Sysinfo that differs")]
+    assert "| syscall.null | ns | " in heat and "+100.0% slower" in heat and "error" in heat
+    assert "| kernel\\_release |" in md or "| kernel_release |" in md
+    assert md.count("\n## Run ") == 4
+    r = cli("report", "--fleet", FLEET, "--format", "txt")
+    assert r.code == 0 and r.out.startswith(f"fleet run {FLEET}: 4 hosts: 2 complete, 1 incomplete, 1 failed")
+    assert "+100.0% slower" in r.out and "sysinfo that differs" in r.out
+
+
+def test_a_fleet_of_one_host_has_no_comparison(cli, store_path: Path) -> None:
+    add_host_run(store_path, [("syscall.null", {}, "ns", noisy(np.random.default_rng(1), 10.0, 100))], "solo")
+    r = cli("report", "--fleet", FLEET, "--format", "md")
+    assert r.code == 0 and "No comparison by host: compare --by host needs at least two columns" in r.out
+
+
+def test_bad_fleet_report_input(cli, fleet) -> None:
+    r = cli("report", "--fleet", FLEET, "1")
+    assert r.code == errors.EXIT_USAGE and "give run ids or --fleet, not both" in r.err
+    r = cli("report", "--fleet", "fleet-none")
+    assert r.code == errors.EXIT_NOT_FOUND and "no fleet run 'fleet-none'" in r.err
