@@ -19,6 +19,7 @@ with OSMETER_TEST_REQUIRE_OPTIONAL=1).
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import tempfile
 import threading
@@ -148,3 +149,27 @@ def test_a_host_that_drops_is_reported_and_resumed(hosts, probe, tmp_path, store
     _nothing_left_behind()
     assert not [p for p in victim.sshd_pids() if "notty" in Path(f"/proc/{p}/cmdline").read_text()]
 
+
+
+def test_ctrl_c_stops_every_host_and_leaves_nothing(hosts, probe, tmp_path, store_path) -> None:
+    """SIGINT while the probes run: exit 130, the probes on the hosts stopped
+    (only sshd is left in their namespaces), every directory removed."""
+    inventory = sshlab.write_inventory(hosts, tmp_path / "inventory.ini")
+    proc = subprocess.Popen(osmeter_command("fleet", "run", str(inventory), "--suite", "quick"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(probe))
+    assert proc.stderr is not None
+    running = set()
+    for line in proc.stderr:
+        if ": running" in line:
+            running.add(line.split(":")[0].strip())
+        if len(running) == 3:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=120)
+    assert proc.returncode == 130
+    _nothing_left_behind()
+    for h in hosts:
+        left = netlab.run("ip", "netns", "pids", h.lab.ns).stdout.split()
+        assert sorted(map(int, left)) == sorted(h.sshd_pids()), left
+    assert not store_path.exists() or [run for run in _runs(store_path) if run.fleet] == []
