@@ -53,7 +53,8 @@ def probe() -> str:
     return path
 
 
-_USER_VARIABLES = ("OSMETER_STORE", "OSMETER_PROBE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "HOME")
+_USER_VARIABLES = ("OSMETER_STORE", "OSMETER_PROBE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                   "XDG_STATE_HOME", "HOME")
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +66,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("OSMETER_STORE", str(tmp_path / "store" / "osmeter.db"))
     monkeypatch.delenv("OSMETER_PROBE", raising=False)
     for name in list(os.environ):

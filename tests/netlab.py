@@ -56,6 +56,7 @@ is removed when the next one starts, its processes included.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import re
@@ -105,18 +106,9 @@ ENDS = ("remote", "host", "both")
 
 # The tools the labs need and the Debian package of each: the namespace
 # lab's, then remote_dir's.
-NS_TOOLS = {
-    "ip": "iproute2",
-    "tc": "iproute2",
-}
-TOOLS = {
-    **NS_TOOLS,
-    "sshd": "openssh-server",
-    "ssh": "openssh-client",
-    "ssh-keygen": "openssh-client",
-    "sshfs": "sshfs",
-    "fusermount3": "fuse3",
-}
+NS_TOOLS = {"ip": "iproute2", "tc": "iproute2"}
+SSH_TOOLS = {**NS_TOOLS, "sshd": "openssh-server", "ssh": "openssh-client", "ssh-keygen": "openssh-client"}
+TOOLS = {**SSH_TOOLS, "sshfs": "sshfs", "fusermount3": "fuse3"}
 SBIN = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 
 
@@ -284,10 +276,8 @@ def _unmount(point: str) -> None:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _kill_ns_processes(ns: str) -> None:
@@ -355,13 +345,13 @@ def remove_stale(tmp: str | None = None) -> list[str]:
             _kill(pid)
             removed.append(f"process {pid} ({what})")
     for ns in _namespaces():
-        m = re.fullmatch(rf"{re.escape(NAME)}\.(\d+)", ns)
+        m = re.fullmatch(rf"{re.escape(NAME)}\.(\d+)(?:-(\d+))?", ns)
         if m and not _alive(int(m.group(1))):
-            _remove_ns(ns, f"{HOST_IF}{m.group(1)}")
+            _remove_ns(ns, f"{HOST_IF}{m.group(1)}{_if_suffix(int(m.group(2) or 0))}")
             removed.append(f"netns {ns}")
     ip = tool("ip") or "ip"
     for line in run(ip, "-o", "link", "show", check=False).stdout.splitlines():
-        m = re.search(rf"\d+: ({HOST_IF}(\d+))[@:]", line)
+        m = re.search(rf"\d+: ({HOST_IF}(\d+)[a-z]?)[@:]", line)
         if m and not _alive(int(m.group(2))):
             run(ip, "link", "del", m.group(1), check=False)
             removed.append(f"link {m.group(1)}")
@@ -371,6 +361,10 @@ def remove_stale(tmp: str | None = None) -> list[str]:
             _remove_dir(entry)
             removed.append(str(entry))
     return removed
+
+
+def _if_suffix(index: int) -> str:  # lab `index` of a process: a letter after the pid in its interfaces' names
+    return chr(ord("a") + index - 1) if index else ""
 
 
 def _free_subnet(pid: int) -> ipaddress.IPv4Network:
@@ -457,16 +451,22 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+    proc.wait()
 
 
-def _start_sshd(lab: RemoteDir) -> subprocess.Popen[bytes]:
+def _start_sshd(lab: Lab) -> subprocess.Popen[bytes]:
     keygen = tool("ssh-keygen") or "ssh-keygen"
     run(keygen, "-q", "-t", "ed25519", "-N", "", "-C", "osmeter-lab host", "-f", str(lab.root / "host_key"))
     run(keygen, "-q", "-t", "ed25519", "-N", "", "-C", "osmeter-lab client", "-f", str(lab.root / "client_key"))
     shutil.copyfile(lab.root / "client_key.pub", lab.root / "authorized_keys")
+    (lab.root / "sshd_config").write_text(SSHD_CONFIG.format(ip=lab.remote_ip, port=SSH_PORT, root=lab.root,
+                                                             cipher=CIPHER))
+    return run_sshd(lab)
+
+
+def run_sshd(lab: Lab) -> subprocess.Popen[bytes]:
+    """sshd in the lab's namespace with the lab's config (again, after it was killed)."""
     config = lab.root / "sshd_config"
-    config.write_text(SSHD_CONFIG.format(ip=lab.remote_ip, port=SSH_PORT, root=lab.root, cipher=CIPHER))
     # A private /run (in the mount namespace `ip netns exec` makes) holds the
     # privilege-separation directory sshd insists on; the host's /run is untouched.
     script = 'mount -t tmpfs -o mode=0755,size=1m osmeter-lab /run && mkdir -m 0755 /run/sshd && exec "$0" "$@"'
@@ -501,22 +501,24 @@ def _mount(lab: RemoteDir) -> subprocess.Popen[bytes]:
 
 
 @contextmanager
-def namespace_lab(rate_bit_s: int | None = None, ends: str = "remote") -> Iterator[Lab]:
+def namespace_lab(rate_bit_s: int | None = None, ends: str = "remote", index: int = 0) -> Iterator[Lab]:
     """The namespace, the veth pair and a TBF of `rate_bit_s` on `ends`
     (see the module's docstring); everything is removed on exit, the
-    processes the lab started included."""
+    processes the lab started included. `index` > 0: another lab of this
+    process (`osmeter-lab.<pid>-<index>`, interfaces with a letter after the pid)."""
     why = missing(files=False)
     if why:
         raise RuntimeError(why)
     remove_stale()
     pid = os.getpid()
-    ns = f"{NAME}.{pid}"
+    ns = f"{NAME}.{pid}" + (f"-{index}" if index else "")
     if ns in _namespaces():
         raise RuntimeError(f"a lab of this process ({ns}) is already up: one at a time")
     net = _free_subnet(pid)
     root = Path(tempfile.mkdtemp(prefix=f"{NAME}.{pid}."))
     host_ip, remote_ip = (str(a) for a in list(net.hosts())[:2])
-    lab = Lab(ns, f"{HOST_IF}{pid}", f"{REMOTE_IF}{pid}", host_ip, remote_ip, root)
+    lab = Lab(ns, f"{HOST_IF}{pid}{_if_suffix(index)}", f"{REMOTE_IF}{pid}{_if_suffix(index)}", host_ip, remote_ip,
+              root)
     try:
         ip = tool("ip") or "ip"
         run(ip, "netns", "add", ns)
@@ -587,9 +589,9 @@ def leftovers(pid: int | None = None) -> list[str]:
     """What a lab of process `pid` (default: this one) left: namespace,
     links, mounts, directories, processes. Empty after a clean teardown."""
     pid = os.getpid() if pid is None else pid
-    found = [f"netns {n}" for n in _namespaces() if n == f"{NAME}.{pid}"]
+    found = [f"netns {n}" for n in _namespaces() if re.fullmatch(rf"{re.escape(NAME)}\.{pid}(-\d+)?", n)]
     links = run(tool("ip") or "ip", "-o", "link", "show", check=False).stdout
-    found += [f"link {m}" for m in re.findall(rf"\d+: ({HOST_IF}{pid})[@:]", links)]
+    found += [f"link {m}" for m in re.findall(rf"\d+: ({HOST_IF}{pid}[a-z]?)[@:]", links)]
     tmp = tempfile.gettempdir()
     found += [f"mount {p}" for p, _ in _mounts() if p.startswith(f"{tmp}/{NAME}.{pid}.")]
     found += [str(p) for p in Path(tmp).glob(f"{NAME}.{pid}.*")]

@@ -20,6 +20,7 @@ EXIT_RECORD = 7  # a JSON Lines record violates docs/schema.md
 EXIT_BENCH_ERRORS = 8  # the run finished but some benchmark reported `error`
 EXIT_DEPENDENCY = 9  # an optional dependency (pandas) is not installed
 EXIT_REGRESSION = 10  # `compare --fail-above`: a significant regression beyond the limit
+EXIT_HOSTS_FAILED = 11  # `fleet run`: at least one host failed or could not be reached
 EXIT_SIGNAL_BASE = 128  # interrupted: 128 + signal number (SIGINT 130, SIGTERM 143)
 
 
@@ -87,6 +88,13 @@ class RegressionFound(OsmeterError):
     """
 
     exit_code = EXIT_REGRESSION
+
+
+class HostsFailed(OsmeterError):
+    """`fleet run`: at least one host failed (unreachable, no probe for it, the
+    probe failed); raised after the others were stored and the summary printed."""
+
+    exit_code = EXIT_HOSTS_FAILED
 
 
 class Terminated(KeyboardInterrupt):

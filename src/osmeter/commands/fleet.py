@@ -1,0 +1,184 @@
+"""osmeter fleet run: the probe on every host of an Ansible inventory, the
+results in one store (docs/fleet.md; the steps: osmeter.fleet.run).
+
+Everything that can be checked here is checked before a host is touched:
+the inventory parses and the pattern matches hosts (Ansible's own words
+otherwise), the suite and parameters are ones the probe accepts (the
+installed probe checks them and is stopped once it has), the store opens,
+and on --resume the fleet run exists and nothing it measures is changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import textsafe
+from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, ProbeError, UsageError
+from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
+from ..store import open_store, resolve_location
+from ..store.base import Store
+from ..fleet import state as fleet_state
+from ..fleet.ansible import list_hosts
+from ..fleet.probes import ARCH_NAMES, ProbeFinder, arch_named
+from ..fleet.run import FleetRun
+from .options import add_store_option, positive_float, positive_int
+from .run import MAX_REPEAT, SUITES, RunOptions, param_assignment, probe_argv
+
+NAME = "fleet"
+DEFAULT_FORKS = 5
+# The options that decide what is measured: kept in the state, the same on --resume.
+PROBE_OPTIONS = ("params", "min_time", "max_time", "min_samples", "max_samples", "target_rse", "repeat")
+
+
+def probe_choice(text: str) -> tuple[str, Path]:
+    """argparse type for --probe ARCH=PATH."""
+    arch, sep, path = text.partition("=")
+    if not sep or not path or arch not in ARCH_NAMES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not ARCH=PATH with ARCH one of {', '.join(ARCH_NAMES)}")
+    return arch, Path(path).expanduser()
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(NAME, help="run the probe on many hosts through Ansible",
+                       description="Run benchmarks on the hosts of an Ansible inventory (docs/fleet.md).")
+    fleet_sub = p.add_subparsers(dest="fleet_command", metavar="SUBCOMMAND", required=True)
+    r = fleet_sub.add_parser("run", help="run a suite on every host and store one run per host",
+                             description="Copy the static probe of each host's architecture to it, run a suite "
+                             "there, fetch the output and store it as a run with the host's name and the fleet "
+                             "run's id. Hosts run in parallel; a failed host is reported and the others go on.")
+    r.add_argument("inventory", metavar="INVENTORY", help="an Ansible inventory (INI or YAML file, or directory)")
+    r.add_argument("--suite", choices=SUITES, help="the suite to run on every host (on --resume: the fleet run's)")
+    r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
+                   help="a parameter, as for `osmeter run`")
+    r.add_argument("--limit", default="all", metavar="PATTERN", help="an Ansible host pattern (default: all)")
+    r.add_argument("--forks", type=positive_int, default=DEFAULT_FORKS, metavar="N",
+                   help=f"hosts at a time (default {DEFAULT_FORKS})")
+    r.add_argument("--resume", nargs="?", const=fleet_state.LATEST, metavar="FLEET_ID",
+                   help="run only the hosts with no complete run in fleet run FLEET_ID (default: the latest)")
+    r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per host (as for `osmeter run`)")
+    r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
+    r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
+    r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
+    r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
+    r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as for `osmeter run`")
+    r.add_argument("--probe", action="append", default=[], type=probe_choice, metavar="ARCH=PATH",
+                   help=f"a static probe of one's own for ARCH ({', '.join(ARCH_NAMES)}) instead of the "
+                   "installed or cross-built one; osmeter-exec-helper beside it goes along")
+    r.add_argument("--label", help="a label for every run of this fleet run")
+    add_store_option(r)
+    return p
+
+
+def _options(args: argparse.Namespace, suite: str, given: dict[str, Any]) -> RunOptions:
+    return RunOptions(names=(), suite=suite, params=tuple(given["params"]), cpu=None, label=args.label,
+                      min_time=given["min_time"], max_time=given["max_time"], min_samples=given["min_samples"],
+                      fifo=None, mlock=False, clock=None, max_samples=given["max_samples"],
+                      target_rse=given["target_rse"], repeat=given["repeat"])
+
+
+def check_probe_arguments(argv: list[str]) -> None:
+    """The installed probe checks the suite and parameters (it refuses bad
+    input before it writes anything); it is stopped once its `meta` shows it
+    accepted them. Without an installed probe the hosts' probes check them."""
+    try:
+        probe = locate_probe()
+    except ProbeError:
+        return
+    with ProbeProcess.start([str(probe), *argv]) as proc:
+        for _ in proc.lines():
+            break  # `meta`: accepted
+        proc.terminate()
+        returncode = proc.close()
+        if returncode == PROBE_USAGE_EXIT:
+            raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
+
+
+def _redacted(location: str) -> str:
+    import re  # noqa: PLC0415
+
+    return re.sub(r"//[^@/]*@", "//", location)
+
+
+def _prepare(args: argparse.Namespace, location: str) -> tuple[fleet_state.FleetState, RunOptions]:
+    given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
+    given["params"] = list(given["params"])
+    named = [k for k in PROBE_OPTIONS if given[k] not in (None, [])]
+    if args.resume is not None:
+        st = fleet_state.load(args.resume)
+        fleet_state.refuse_changes(st, args.suite, given, named)
+        if st.store != _redacted(location):
+            raise UsageError(f"--resume {st.id}: that fleet run stores its runs in {st.store}, not in "
+                             f"{_redacted(location)}; give --store {st.store}")
+        if st.limit != args.limit:
+            raise UsageError(f"--resume {st.id}: that fleet run was started with --limit {st.limit}, "
+                             f"not {args.limit}")
+        opts = _options(args, st.suite, {**st.probe_options, "params": st.probe_options.get("params") or []})
+        return st, opts
+    if args.suite is None:
+        raise UsageError("fleet run needs --suite (quick, standard, full or lebench), or --resume")
+    opts = _options(args, args.suite, given)
+    if opts.repetitions > MAX_REPEAT:
+        raise UsageError(f"--repeat {opts.repetitions} is more than {MAX_REPEAT} repetitions")
+    st = fleet_state.FleetState(
+        id=fleet_state.new_id(), created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        inventory=str(Path(args.inventory).resolve()), limit=args.limit, suite=args.suite,
+        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=_redacted(location))
+    return st, opts
+
+
+def _summary(st: fleet_state.FleetState, hosts: list[str], done_before: dict[str, int], store: Store) -> int:
+    failed = [h for h in hosts if st.hosts.get(h) is not None and st.hosts[h].status == "failed"]
+    stored = [h for h in hosts if h not in failed]
+    print(f"fleet {st.id}: {len(stored)} of {len(hosts)} host(s) stored, {len(failed)} failed")
+    errors = 0
+    for host in hosts:
+        h = st.hosts.get(host) or fleet_state.HostState()
+        if host in failed:
+            print(f"  {textsafe.line(host)}: failed: {textsafe.line(h.reason or 'no reason given')}")
+            continue
+        run_id = h.run_id if host not in done_before else done_before[host]
+        earlier = " (stored by an earlier attempt)" if host in done_before else ""
+        print(f"  {textsafe.line(host)}: run {run_id}{earlier}")
+        if run_id is not None:
+            errors += sum(1 for r in store.results(run_id) if r.status == "error")
+    sys.stdout.flush()
+    if failed:
+        raise HostsFailed(f"fleet {st.id}: {len(failed)} host(s) failed: {', '.join(map(textsafe.line, failed))}; "
+                          f"`osmeter fleet run {st.inventory} --resume {st.id}` runs them again")
+    return EXIT_BENCH_ERRORS if errors else EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    location = resolve_location(args.store)
+    st, opts = _prepare(args, location)
+    inventory = Path(args.inventory)
+    if args.resume is not None and str(inventory.resolve()) != st.inventory:
+        textsafe.say("note", f"fleet {st.id} was started with the inventory {st.inventory}; its hosts are "
+                     f"taken from {inventory} now")
+    hosts = list_hosts(inventory, args.limit)
+    probe_args = probe_argv(Path("osmeter-probe"), opts)[1:] + ["--quiet"]
+    check_probe_arguments(probe_args)
+    given = {arch_named(a).name: p for a, p in args.probe}
+    store = open_store(location, create=True)
+    try:
+        done = fleet_state.complete_hosts(store, st.id) if args.resume is not None else {}
+        todo = fleet_state.hosts_to_run(hosts, done)
+        print(f"fleet {st.id}: {len(todo)} host(s) to run" + (f", {len(done)} stored before" if done else ""),
+              file=sys.stderr, flush=True)
+        st.attempts += 1
+        for host in todo:
+            st.hosts.setdefault(host, fleet_state.HostState()).status = "pending"
+        fleet = FleetRun(st, store, opts, probe_args, ProbeFinder(given, os.environ), label=args.label)
+        fleet.save()
+        if todo:
+            fleet.execute(inventory, todo, args.forks)
+        return _summary(st, hosts, {h: done[h] for h in hosts if h in done}, store)
+    finally:
+        store.close()
+        print(f"fleet {st.id}: state in {fleet_state.state_root() / st.id}", file=sys.stderr, flush=True)
+

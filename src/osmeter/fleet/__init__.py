@@ -1,0 +1,1 @@
+"""osmeter fleet run: the probe on many hosts through Ansible (docs/fleet.md)."""

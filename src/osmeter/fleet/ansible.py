@@ -1,0 +1,209 @@
+"""Ansible, through ansible-runner, in a private directory that is removed
+with everything Ansible started.
+
+An AnsibleSession owns one private data directory (`osmeter-fleet.XXXXXX`
+in the temporary directory): ansible-runner's inputs and artifacts, the
+fetched files, Ansible's local temporary files and its SSH control sockets
+(ANSIBLE_SSH_CONTROL_PATH_DIR), so the SSH master connections Ansible
+keeps (ControlPersist) are found by their socket's path. On every way out,
+Ctrl-C included, the session kills each process that names the directory in
+its arguments (ansible-playbook, its workers, ssh, the SSH masters) and then
+removes the directory.
+
+While ansible-runner runs, SIGINT, SIGTERM and SIGHUP only set a flag that
+its cancel callback reports (ansible-runner then kills the ansible-playbook
+process group); the interruption is raised once it has returned. Without
+that callback ansible-runner would install handlers of its own for good.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, Callable, Mapping
+
+from ..errors import MissingDependencyError, Terminated, UsageError
+
+PRIVATE_PREFIX = "osmeter-fleet."
+INSTALL_HINT = "pip install 'ansible-core>=2.14' 'ansible-runner>=2.3'"
+LIST_TIMEOUT_S = 120.0
+CANCEL_POLL_S = 0.5  # how often ansible-runner asks whether to cancel
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def ansible_bin(name: str = "ansible-playbook") -> Path:
+    """An Ansible executable: beside this Python (a virtual environment), else on PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    raise MissingDependencyError(f"{name} not found (beside {sys.executable} or on PATH): osmeter fleet needs "
+                                 f"Ansible; {INSTALL_HINT}")
+
+
+def ansible_env(private: Path | None = None, env: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The environment Ansible runs in: its executables first on PATH, an
+    inventory it cannot parse an error (not a warning and no hosts), host keys
+    checked unless the user says otherwise (ansible-runner would turn that
+    off), and with a private directory: its temporary files and SSH control
+    sockets there."""
+    out = {
+        "PATH": os.pathsep.join([str(ansible_bin().parent), env.get("PATH", os.defpath)]),
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+        "ANSIBLE_HOST_KEY_CHECKING": env.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_DEPRECATION_WARNINGS": "False",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+    }
+    if private is not None:
+        out["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(private / "cp")
+        out["ANSIBLE_LOCAL_TEMP"] = str(private / "tmp")
+    return out
+
+
+def inventory_message(stderr: str) -> str:
+    """Ansible's own words on why an inventory did not parse, without its
+    repetitions: the plugins' first lines and the final error."""
+    keep: list[str] = []
+    for raw in stderr.splitlines():
+        text = raw.strip()
+        m = re.match(r"\[(WARNING|ERROR)\]:\s*(.*)", text)
+        if m and m.group(2) and m.group(2) not in keep:
+            keep.append(m.group(2))
+    return "; ".join(keep)[-1500:] or stderr.strip()[-1500:] or "no message"
+
+
+def list_hosts(inventory: Path, pattern: str) -> list[str]:
+    """The inventory's hosts that match `pattern`, in Ansible's order.
+    UsageError for a missing or malformed inventory (naming the file and
+    quoting Ansible) and for a pattern that matches no host."""
+    if not inventory.exists():
+        raise UsageError(f"inventory {inventory}: no such file or directory")
+    if not os.access(inventory, os.R_OK):
+        raise UsageError(f"inventory {inventory}: not readable")
+    argv = [str(ansible_bin("ansible")), pattern, "-i", str(inventory), "--list-hosts"]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                           env={**os.environ, **ansible_env()})
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"inventory {inventory}: ansible took more than {LIST_TIMEOUT_S:.0f} s to list its hosts") \
+            from None
+    if p.returncode != 0:
+        raise UsageError(f"inventory {inventory}: Ansible cannot read it: {inventory_message(p.stderr)}")
+    hosts = [line.strip() for line in p.stdout.splitlines()[1:] if line.strip()]
+    if not p.stdout.lstrip().startswith("hosts (") or not hosts:
+        raise UsageError(f"inventory {inventory}: no host matches the pattern {pattern!r}"
+                         + (f" ({inventory_message(p.stderr)})" if p.stderr.strip() else ""))
+    return hosts
+
+
+def processes_naming(text: str) -> list[int]:
+    """Pids of the processes (not this one) whose arguments contain `text`."""
+    found = []
+    needle = text.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_processes_naming(text: str, grace_s: float = 2.0) -> None:
+    """SIGTERM to every process naming `text`, SIGKILL to those still there after `grace_s`."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 0.0)):
+        pids = processes_naming(text)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + wait
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = processes_naming(text)
+        if not pids:
+            return
+
+
+class AnsibleSession:
+    """A private data directory and the ansible-runner invocations in it."""
+
+    def __init__(self, inventory: Path, forks: int) -> None:
+        self.inventory = inventory.resolve()  # ansible-runner runs in the private directory
+        self.forks = forks
+        self.private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        self.cancelled: int | None = None  # the signal that asked to stop
+        self._count = 0
+        try:
+            import ansible_runner  # noqa: F401, PLC0415  (checked now: before any host is touched)
+        except ImportError:
+            self.close()
+            raise MissingDependencyError(f"ansible-runner is not installed: {INSTALL_HINT}") from None
+
+    def __enter__(self) -> "AnsibleSession":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        kill_processes_naming(str(self.private))
+        shutil.rmtree(self.private, ignore_errors=True)
+
+    def directory(self, name: str) -> Path:
+        path = self.private / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def output_tail(self, chars: int = 800) -> str:
+        """The end of what Ansible printed in the last step (its artifacts'
+        stdout): the reason when a step failed before any host was reached."""
+        path = self.private / "artifacts" / f"step{self._count}" / "stdout"
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return inventory_message(text) if "[ERROR]" in text or "[WARNING]" in text else text.strip()[-chars:]
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.cancelled = signum
+
+    def run(self, handler: Callable[[dict[str, Any]], Any], limit: list[str], **kwargs: Any) -> str:
+        """ansible-runner's run() on the hosts `limit` (a --limit file, so no
+        host name is read as a pattern); `handler` gets every event. Returns
+        ansible-runner's status; raises KeyboardInterrupt (or Terminated) if
+        a signal asked to stop."""
+        import ansible_runner  # noqa: PLC0415
+
+        self._count += 1
+        limit_file = self.private / f"limit.{self._count}"
+        limit_file.write_text("".join(h + "\n" for h in limit))
+        previous = {s: signal.signal(s, self._on_signal) for s in SIGNALS}
+        try:
+            result = ansible_runner.run(
+                private_data_dir=str(self.private), ident=f"step{self._count}", inventory=str(self.inventory),
+                limit=f"@{limit_file}", forks=self.forks, quiet=True, event_handler=lambda e: handler(e) or True,
+                cancel_callback=lambda: self.cancelled is not None, envvars=ansible_env(self.private),
+                settings={"pexpect_timeout": CANCEL_POLL_S, "suppress_ansible_output": True}, **kwargs)
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+        if self.cancelled is not None:
+            if self.cancelled == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(self.cancelled)
+        return str(result.status)

@@ -1,0 +1,150 @@
+"""A fleet run's id and the state kept for `--resume`.
+
+The id is `fleet-YYYYmmddTHHMMSSZ-xxxx` (UTC start time, four random hex
+digits), so ids sort by time. The state lives in
+$XDG_STATE_HOME/osmeter/fleet/<id>/state.json (default ~/.local/state):
+the inventory, host pattern, suite, the options given to the probe, the
+store and, per host, its last outcome and any remote temporary directory
+that could not be removed (an unreachable host), which the next attempt
+removes first. The store, not this file, decides what is done: a host is
+done when the store has a complete run with this fleet id and its name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..errors import UsageError
+from ..store.base import Store
+
+STATE_FILE = "state.json"
+ID_PATTERN = re.compile(r"fleet-\d{8}T\d{6}Z-[0-9a-f]{4}")
+LATEST = "latest"
+
+
+def new_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return f"fleet-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+
+
+def state_root(env: Mapping[str, str] = os.environ) -> Path:
+    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / "osmeter" / "fleet"
+
+
+@dataclass
+class HostState:
+    status: str = "pending"  # pending / stored / failed
+    reason: str | None = None  # why it failed
+    run_id: int | None = None  # the stored run
+    arch: str | None = None
+    leftovers: list[str] = field(default_factory=list)  # remote temporary directories still to remove
+
+
+@dataclass
+class FleetState:
+    id: str
+    created: str
+    inventory: str  # absolute path
+    limit: str  # the host pattern
+    suite: str
+    probe_options: dict[str, Any]  # what decides the measurement: params, time budget, repetitions
+    store: str  # the store location, without a password
+    hosts: dict[str, HostState] = field(default_factory=dict)
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "FleetState":
+        hosts = {name: HostState(**h) for name, h in doc.get("hosts", {}).items()}
+        fields = {k: doc[k] for k in ("id", "created", "inventory", "limit", "suite", "probe_options", "store")}
+        return cls(**fields, hosts=hosts, attempts=int(doc.get("attempts", 0)))
+
+
+def save(state: FleetState, root: Path | None = None) -> Path:
+    """Write the state atomically (a temporary file renamed over the old one)."""
+    directory = (root or state_root()) / state.id
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(state.to_json(), f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, directory / STATE_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return directory / STATE_FILE
+
+
+def known_ids(root: Path | None = None) -> list[str]:
+    """Ids of the fleet runs with a state file, oldest first."""
+    root = root or state_root()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if ID_PATTERN.fullmatch(p.name) and (p / STATE_FILE).is_file())
+
+
+def load(ref: str, root: Path | None = None) -> FleetState:
+    """The state of fleet run `ref` (an id, or `latest`); UsageError if there is none."""
+    root = root or state_root()
+    ids = known_ids(root)
+    if ref == LATEST:
+        if not ids:
+            raise UsageError(f"--resume: no fleet run to resume (none in {root}); start one without --resume")
+        ref = ids[-1]
+    if ref not in ids:
+        shown = ", ".join(ids[-5:]) or "none"
+        raise UsageError(f"--resume {ref}: no such fleet run in {root} (the latest: {shown})")
+    path = root / ref / STATE_FILE
+    try:
+        return FleetState.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--resume {ref}: cannot read {path}: {e}") from None
+
+
+def complete_hosts(store: Store, fleet_id: str) -> dict[str, int]:
+    """Host name -> the id of its complete run in fleet `fleet_id` (the latest if several)."""
+    done: dict[str, int] = {}
+    for run in store.runs():
+        if run.fleet == fleet_id and run.host is not None and run.status == "complete":
+            done[run.host] = max(run.id, done.get(run.host, 0))
+    return done
+
+
+def hosts_to_run(hosts: Iterable[str], done: Mapping[str, int]) -> list[str]:
+    """The hosts of the inventory with no complete run in the store yet, in inventory order."""
+    return [h for h in hosts if h not in done]
+
+
+def refuse_changes(state: FleetState, suite: str | None, probe_options: Mapping[str, Any],
+                   given: Iterable[str]) -> None:
+    """--resume measures what the fleet run measured: a different --suite or
+    probe option (--param, the time budget, --repeat) given now is refused."""
+    if suite is not None and suite != state.suite:
+        raise UsageError(f"--resume {state.id}: that fleet run measures --suite {state.suite}, not {suite}; "
+                         "leave --suite out, or start a new fleet run without --resume")
+    for key in given:
+        if probe_options.get(key) != state.probe_options.get(key):
+            option = "--param" if key == "params" else "--" + key.replace("_", "-")
+            raise UsageError(f"--resume {state.id}: that fleet run was started with {option} "
+                             f"{_shown(state.probe_options.get(key))}, not {_shown(probe_options.get(key))}; "
+                             "leave it out to resume with the same, or start a new fleet run without --resume")
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(not given)"
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value)) or "(none)"
+    return str(value)
