@@ -126,9 +126,11 @@ def native_arch() -> Arch | None:
 
 
 def source_tree(env: Mapping[str, str] = os.environ) -> Path | None:
-    """osmeter's source tree: $OSMETER_SOURCE, else the checkout this package runs from."""
+    """osmeter's source tree: $OSMETER_SOURCE, else the checkout this package
+    runs from, else the probe's sources installed with the package (probe-source)."""
     given = env.get(ENV_SOURCE)
-    candidates = [Path(given).expanduser()] if given else [Path(__file__).resolve().parents[3]]
+    package = Path(__file__).resolve().parents[1]
+    candidates = [Path(given).expanduser()] if given else [package.parents[1], package / "probe-source"]
     for root in candidates:
         if (root / "probe" / "CMakeLists.txt").is_file() and (root / "cmake" / "toolchains").is_dir():
             return root
@@ -210,9 +212,9 @@ class ProbeFinder:
             return _checked(arch, locate_probe(self._env), "installed")
         root = source_tree(self._env)
         if root is None:
-            raise ProbeError(f"cannot build the {arch.name} probe: osmeter's source tree is not here (an installed "
-                             f"wheel has none); set {ENV_SOURCE} to a checkout of osmeter, or give a static "
-                             f"{arch.name} probe with --probe {arch.name}=PATH")
+            raise ProbeError(f"cannot build the {arch.name} probe: osmeter's probe sources are not here (neither a "
+                             f"checkout nor the package's probe-source); set {ENV_SOURCE} to a checkout of osmeter, "
+                             f"or give a static {arch.name} probe with --probe {arch.name}=PATH")
         return self._cached_or_built(arch, root)
 
     def _cached_or_built(self, arch: Arch, root: Path) -> ProbeSet:
