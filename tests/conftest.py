@@ -25,7 +25,7 @@ SRC = ROOT / "src"
 sys.path.insert(0, str(ROOT / "tests"))
 from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 
-from . import pgserver  # noqa: E402
+import pgserver  # noqa: E402  (tests/ is on sys.path: conftest is also imported as a plain module)
 
 
 # Tests marked `slow` (tens of seconds each: the fork study, the cross builds

@@ -102,6 +102,29 @@ def test_quick_suite_on_three_hosts(hosts, probe, tmp_path, store_path) -> None:
     assert f"fleet {fleet_id}: 3 of 3 host(s) stored, 0 failed" in r.stdout
     _nothing_left_behind()
     print(f"quick suite on three hosts: {time.monotonic() - start:.0f} s")
+    _heatmap_by_host(probe, fleet_id, tmp_path)
+
+
+def _osmeter(probe: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(osmeter_command(*args), capture_output=True, text=True, env=_env(probe), timeout=300)
+
+
+def _heatmap_by_host(probe: str, fleet_id: str, tmp_path: Path) -> None:
+    """`osmeter compare --by host` of the fleet run: one column per host, each
+    compared with host1 (the same machine three times: most cells "~")."""
+    r = _osmeter(probe, "compare", "--by", "host", "--fleet", fleet_id)
+    assert r.returncode == 0, r.stderr
+    header = next(line for line in r.stdout.splitlines() if line.startswith("benchmark"))
+    assert header.split()[-3:] == ["host1", "host2", "host3"] or all(h in header for h in ("host1", "host2", "host3"))
+    assert "syscall.null" in r.stdout and "sysinfo" in r.stdout
+    html = tmp_path / "heatmap.html"
+    r = _osmeter(probe, "compare", "--by", "host", "--fleet", fleet_id, "-o", str(html))
+    assert r.returncode == 0, r.stderr
+    page = html.read_text()
+    assert 'id="heatmap-by"' in page and all(h in page for h in ("host1", "host2", "host3"))
+    report = tmp_path / "fleet.html"
+    r = _osmeter(probe, "report", "--fleet", fleet_id, "-o", str(report))
+    assert r.returncode == 0 and "3 hosts: 3 complete, 0 incomplete, 0 failed" in report.read_text(), r.stderr
 
 
 def _kill_sshd_when_running(proc: subprocess.Popen[str], host: sshlab.SshHost, seen: list[str]) -> None:
@@ -134,6 +157,9 @@ def test_a_host_that_drops_is_reported_and_resumed(hosts, probe, tmp_path, store
     runs = [run for run in _runs(store_path) if run.fleet == fleet_id]
     assert sorted(run.host for run in runs) == ["host1", "host3"]
     _nothing_left_behind()
+    shown = _osmeter(probe, "report", "--fleet", fleet_id, "--format", "txt")  # the failed host is in the report
+    assert shown.returncode == 0 and "3 hosts: 2 complete, 0 incomplete, 1 failed" in shown.stdout, shown.stderr
+    assert f"{victim.name}: failed, no run stored: unreachable" in shown.stdout
 
     victim.restart_sshd()
     r = _fleet(probe, str(inventory), "--resume")  # the latest fleet run, its suite and options

@@ -76,3 +76,18 @@ def test_bad_fleet_report_input(cli, fleet) -> None:
     assert r.code == errors.EXIT_USAGE and "give run ids or --fleet, not both" in r.err
     r = cli("report", "--fleet", "fleet-none")
     assert r.code == errors.EXIT_NOT_FOUND and "no fleet run 'fleet-none'" in r.err
+
+
+def test_hosts_that_stored_nothing_come_from_the_fleet_state(cli, fleet) -> None:
+    """A host that failed before storing a run (unreachable) is only in the
+    fleet state of the machine that ran the fleet: the report lists it there."""
+    from osmeter.fleet import state as fleet_state
+
+    st = fleet_state.FleetState(FLEET, "t", "/inv", "all", "quick", {}, "store",
+                                hosts={"host-a": fleet_state.HostState("stored", run_id=1),
+                                       "host-e": fleet_state.HostState("failed", "unreachable: ssh: connect refused")})
+    fleet_state.save(st)
+    r = cli("report", "--fleet", FLEET, "--format", "txt")
+    assert r.code == 0 and r.out.startswith(f"fleet run {FLEET}: 5 hosts: 2 complete, 1 incomplete, 2 failed"), r.out
+    assert "host-e: failed, no run stored: unreachable: ssh: connect refused" in r.out
+    assert "host-a: failed" not in r.out

@@ -74,11 +74,29 @@ class FleetReport:
     labels: nm.InstanceLabels
     runs: list[RunInfo]  # every run of the fleet run, by host
     reports: list[RunReport]
+    unstored: list[tuple[str, str]]  # (host, why): failed with no run stored, from this machine's fleet state
 
     @property
     def counts(self) -> str:
         by = {s: sum(1 for h in self.hosts if h.status == s) for s in (COMPLETE, INCOMPLETE, FAILED)}
-        return f"{len(self.hosts)} hosts: " + ", ".join(f"{n} {s}" for s, n in by.items())
+        by[FAILED] += len(self.unstored)
+        return f"{len(self.hosts) + len(self.unstored)} hosts: " + ", ".join(f"{n} {s}" for s, n in by.items())
+
+    def unstored_lines(self) -> list[str]:
+        return [f"{host}: failed, no run stored: {why}" for host, why in self.unstored]
+
+
+def unstored_hosts(fleet: str, stored: set[str]) -> list[tuple[str, str]]:
+    """The hosts of the fleet run that failed without storing a run. Only the
+    machine that ran `osmeter fleet run` knows them (its fleet state,
+    docs/fleet.md); elsewhere there are none to show."""
+    from ..fleet import state as fleet_state
+
+    try:
+        st = fleet_state.load(fleet)
+    except UsageError:
+        return []
+    return [(h, s.reason or s.status) for h, s in sorted(st.hosts.items()) if h not in stored and s.status != "stored"]
 
 
 def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
@@ -94,7 +112,8 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
     ordered = [r for c in columns for r in c.runs]
     labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in store.results(r.id)])
     reports = build_reports(store, [str(r.id) for r in ordered])
-    return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports)
+    unstored = unstored_hosts(fleet, {h.host for h in hosts})
+    return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports, unstored)
 
 
 # --- HTML ---------------------------------------------------------------------------
@@ -118,6 +137,8 @@ def render_html(report: FleetReport, expect_path: str = "") -> str:
         "end (its reason), complete: the whole suite ran.</p>",
         "<h2>Hosts</h2>",
         _table(tuple((h, h == "ok/skip/error") for h in HOST_HEADERS), rows, 'class="hosts" id="hosts"'),
+        *(f'<p class="host failed"><span class="badge failed">{esc(line)}</span></p>'
+          for line in report.unstored_lines()),
     ]
     if report.outcome is not None:
         parts.append(sections(report.outcome, report.labels))
@@ -144,7 +165,8 @@ def render_md(report: FleetReport, expect_path: str = "") -> str:
     from . import markdown as md
 
     out = [f"# osmeter fleet report: {md.inline(report.fleet)}", md.inline(report.counts) + ".", "## Hosts",
-           md.table(HOST_HEADERS, [h.cells() for h in report.hosts])]
+           md.table(HOST_HEADERS, [h.cells() for h in report.hosts]),
+           *(["\n".join(f"- {md.inline(line)}" for line in report.unstored_lines())] if report.unstored else [])]
     o = report.outcome
     if o is not None:
         headers, rows, diff = _by_tables(o, report.labels)
@@ -166,7 +188,8 @@ def render_txt(report: FleetReport, expect_path: str = "") -> str:
     from ..commands.report import render_text_report
     from .table import render_table
 
-    parts = [f"fleet run {report.fleet}: {report.counts}", render_table(HOST_HEADERS, [h.cells() for h in report.hosts])]
+    parts = [f"fleet run {report.fleet}: {report.counts}", render_table(HOST_HEADERS, [h.cells() for h in report.hosts]),
+             *(["\n".join(report.unstored_lines())] if report.unstored else [])]
     parts.append(render_text(report.outcome, report.labels) if report.outcome is not None
                  else f"no comparison by host: {report.note}")
     return textsafe.terminal("\n\n".join(parts) + "\n\n") + render_text_report(report.reports, expect_path)
