@@ -45,7 +45,9 @@ def check_keys(rec: dict) -> None:
 @pytest.fixture(scope="module")
 def quick(probe, tmp_path_factory):
     out = tmp_path_factory.mktemp("lint") / "quick.jsonl"
-    r = run_probe(probe, "run", "--suite", "quick", "--quiet", "-o", str(out))
+    # A short budget: these tests read the records' shape, not their figures.
+    r = run_probe(probe, "run", "--suite", "quick", "--quiet", "--min-time", "0.01", "--max-time", "0.05",
+                  "--min-samples", "5", "-o", str(out))
     assert r.rc == 0, r.stderr
     return out.read_text()
 

@@ -30,9 +30,10 @@ from pathlib import Path
 from osmeter.commands.import_ import read_probe_file, store_probe_file
 from osmeter.recorder import RunContext, RunRecorder
 from osmeter.store import open_store
-location, name, start, runs = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+location, name, go, runs = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 probe_file = read_probe_file(Path(sys.argv[5]))
-while time.time() < start:
+Path(f"{go}.{name}").touch()                    # ready: everything imported
+while not go.exists():                          # all start together
     time.sleep(0.001)
 for i in range(runs):
     store = open_store(location, create=True)   # the first of them creates the schema
@@ -59,11 +60,17 @@ def fresh(request: pytest.FixtureRequest, isolated_env: Path) -> StoreAt:
 def test_eight_writers_at_once_lose_nothing(fresh: StoreAt, tmp_path: Path) -> None:
     import time
 
-    start = time.time() + 2.0
+    go = tmp_path / "go"
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, fresh.location, f"w{i}", str(start), str(RUNS_EACH),
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, fresh.location, f"w{i}", str(go), str(RUNS_EACH),
                                str(DATA / "run_x86_64.jsonl")], env=env, stderr=subprocess.PIPE, text=True)
              for i in range(WRITERS)]
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("go.w*"))) < WRITERS and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(0.01)
+    go.touch()
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * WRITERS, errors
     store = open_store(fresh.location, create=False)

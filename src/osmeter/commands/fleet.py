@@ -20,7 +20,7 @@ from typing import Any
 from .. import textsafe
 from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, ProbeError, UsageError
 from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
-from ..store import open_store, resolve_location
+from ..store import describe, open_store, resolve_location
 from ..store.base import Store
 from ..fleet import state as fleet_state
 from ..fleet.ansible import list_hosts
@@ -98,12 +98,6 @@ def check_probe_arguments(argv: list[str]) -> None:
             raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
 
 
-def _redacted(location: str) -> str:
-    import re  # noqa: PLC0415
-
-    return re.sub(r"//[^@/]*@", "//", location)
-
-
 def _prepare(args: argparse.Namespace, location: str) -> tuple[fleet_state.FleetState, RunOptions]:
     given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
     given["params"] = list(given["params"])
@@ -111,9 +105,9 @@ def _prepare(args: argparse.Namespace, location: str) -> tuple[fleet_state.Fleet
     if args.resume is not None:
         st = fleet_state.load(args.resume)
         fleet_state.refuse_changes(st, args.suite, given, named)
-        if st.store != _redacted(location):
+        if st.store != describe(location):
             raise UsageError(f"--resume {st.id}: that fleet run stores its runs in {st.store}, not in "
-                             f"{_redacted(location)}; give --store {st.store}")
+                             f"{describe(location)}; give --store {st.store}")
         if st.limit != args.limit:
             raise UsageError(f"--resume {st.id}: that fleet run was started with --limit {st.limit}, "
                              f"not {args.limit}")
@@ -127,7 +121,7 @@ def _prepare(args: argparse.Namespace, location: str) -> tuple[fleet_state.Fleet
     st = fleet_state.FleetState(
         id=fleet_state.new_id(), created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         inventory=str(Path(args.inventory).resolve()), limit=args.limit, suite=args.suite,
-        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=_redacted(location))
+        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=describe(location))
     return st, opts
 
 

@@ -11,8 +11,9 @@ from ..store import ENV_STORE
 def add_store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
-        metavar="PATH",
-        help=f"the results store (SQLite file); default ${ENV_STORE}, else $XDG_DATA_HOME/osmeter/osmeter.db",
+        metavar="PATH|URL",
+        help=f"the results store: an SQLite file, or postgresql://USER@HOST/DB (docs/store.md); default ${ENV_STORE}, "
+             "else $XDG_DATA_HOME/osmeter/osmeter.db",
     )
 
 
