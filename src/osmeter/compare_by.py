@@ -93,13 +93,13 @@ def fleet_runs(store: Store, ref: str) -> tuple[str, list[RunInfo]]:
     and all its runs. NotFoundError (exit 6, as for an unknown run id) when there is none."""
     known = fleets(store.runs())
     if not known:
-        raise NotFoundError(f"the store {store.location} holds no fleet run (`osmeter fleet run INVENTORY` makes one)")
+        raise NotFoundError(f"the store {store.shown} holds no fleet run (`osmeter fleet run INVENTORY` makes one)")
     if ref == LATEST:
         ref = max(known, key=lambda f: (min(r.start_time for r in known[f]), f))
     if ref not in known:
         newest = sorted(known, key=lambda f: min(r.start_time for r in known[f]), reverse=True)
         shown = ", ".join(newest[:10]) + (f" and {len(newest) - 10} more" if len(newest) > 10 else "")
-        raise NotFoundError(f"no fleet run {ref!r} in the store {store.location}; its fleet runs: {shown}")
+        raise NotFoundError(f"no fleet run {ref!r} in the store {store.shown}; its fleet runs: {shown}")
     return ref, known[ref]
 
 

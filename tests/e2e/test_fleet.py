@@ -115,7 +115,7 @@ def _heatmap_by_host(probe: str, fleet_id: str, tmp_path: Path) -> None:
     r = _osmeter(probe, "compare", "--by", "host", "--fleet", fleet_id)
     assert r.returncode == 0, r.stderr
     header = next(line for line in r.stdout.splitlines() if line.startswith("benchmark"))
-    assert header.split()[-3:] == ["host1", "host2", "host3"] or all(h in header for h in ("host1", "host2", "host3"))
+    assert header.split()[-4:] == ["host1", "(baseline)", "host2", "host3"], header
     assert "syscall.null" in r.stdout and "sysinfo" in r.stdout
     html = tmp_path / "heatmap.html"
     r = _osmeter(probe, "compare", "--by", "host", "--fleet", fleet_id, "-o", str(html))

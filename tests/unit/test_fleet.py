@@ -5,6 +5,8 @@ lines made from ansible-runner's events. (Real hosts: tests/e2e/test_fleet.py.)"
 
 from __future__ import annotations
 
+import argparse
+
 import io
 import shutil
 import subprocess
@@ -234,6 +236,31 @@ def test_resume_from_the_cli_refuses_a_changed_suite(cli, tmp_path, store_path, 
     r = cli("fleet", "run", "/inv.ini", "--resume", "--param", "size=1")
     assert r.code == errors.EXIT_USAGE and "--param size=4096, not size=1" in r.err
     assert not store_path.exists()
+
+
+def test_resume_keeps_the_store_limit_and_label_and_refuses_others(cli, tmp_path, store_path, monkeypatch) -> None:
+    """Left out on --resume, --store, --limit and --label are the fleet run's
+    (its SQLite store by absolute path, so another directory finds it);
+    given and different, they are refused, naming what the fleet run has."""
+    from osmeter.commands import fleet as fleet_cmd
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    st = _state(state.state_root())
+    st.limit, st.label, st.store = "boards", "rt kernel", str(tmp_path / "kept.db")
+    state.save(st)
+    args = fleet_cmd.add_parser(argparse.ArgumentParser().add_subparsers()).parse_args(
+        ["run", "/inv.ini", "--resume"])
+    monkeypatch.delenv("OSMETER_STORE")
+    kept, _, location = fleet_cmd._prepare(args)
+    assert (location, args.limit, args.label) == (str(tmp_path / "kept.db"), "boards", "rt kernel")
+    for option, value, kept_value in (("--limit", "web*", "boards"), ("--label", "std", "rt kernel"),
+                                      ("--store", "other.db", str(tmp_path / "kept.db"))):
+        r = cli("fleet", "run", "/inv.ini", "--resume", option, value)
+        assert r.code == errors.EXIT_USAGE and f"{kept_value}, not " in r.err, r.err
+    same = fleet_cmd.add_parser(argparse.ArgumentParser().add_subparsers()).parse_args(
+        ["run", "/inv.ini", "--resume", "--store", "kept.db"])  # the same file, given relative to here
+    assert fleet_cmd._prepare(same)[2] == "kept.db"
 
 
 # -- progress from ansible-runner's events --------------------------------------------------------------

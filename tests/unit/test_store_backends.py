@@ -154,8 +154,9 @@ def test_store_copy_bad_input(cli, isolated_env: Path) -> None:
     assert r.code == EXIT_NOT_FOUND and "no store at" in r.err and not (isolated_env / "b.db").exists()
     r = cli("store", "copy", a, str(isolated_env / "b.db"), "--run", "x")
     assert r.code == EXIT_USAGE and "a run id is a number" in r.err
-    r = cli("store", "copy", a, str(isolated_env / "b.db"), "--run", "9")
+    r = cli("store", "copy", a, str(isolated_env / "b.db"), "--run", "1", "--run", "9")
     assert r.code == EXIT_NOT_FOUND and "no run 9" in r.err
+    assert json.loads(cli("runs", "--json", "--store", str(isolated_env / "b.db")).out)["runs"] == []  # not run 1
 
 
 def test_store_copy_leaves_a_damaged_run_behind(cli, isolated_env: Path) -> None:

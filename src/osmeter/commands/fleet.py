@@ -20,14 +20,14 @@ from typing import Any
 from .. import textsafe
 from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, ProbeError, UsageError
 from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
-from ..store import describe, open_store, resolve_location
+from ..store import ENV_STORE, describe, open_store, resolve_location
 from ..store.base import Store
 from ..fleet import state as fleet_state
 from ..fleet.ansible import list_hosts
 from ..fleet.probes import ARCH_NAMES, ProbeFinder, arch_named
 from ..fleet.run import FleetRun
 from .options import add_store_option, positive_float, positive_int
-from .run import MAX_REPEAT, SUITES, RunOptions, param_assignment, probe_argv
+from .run import SUITES, RunOptions, param_assignment, probe_argv
 
 NAME = "fleet"
 DEFAULT_FORKS = 5
@@ -55,7 +55,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--suite", choices=SUITES, help="the suite to run on every host (on --resume: the fleet run's)")
     r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
                    help="a parameter, as for `osmeter run`")
-    r.add_argument("--limit", default="all", metavar="PATTERN", help="an Ansible host pattern (default: all)")
+    r.add_argument("--limit", metavar="PATTERN",
+                   help="an Ansible host pattern (default: all; on --resume: the fleet run's)")
     r.add_argument("--forks", type=positive_int, default=DEFAULT_FORKS, metavar="N",
                    help=f"hosts at a time (default {DEFAULT_FORKS})")
     r.add_argument("--resume", nargs="?", const=fleet_state.LATEST, metavar="FLEET_ID",
@@ -69,7 +70,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--probe", action="append", default=[], type=probe_choice, metavar="ARCH=PATH",
                    help=f"a static probe of one's own for ARCH ({', '.join(ARCH_NAMES)}) instead of the "
                    "installed or cross-built one; osmeter-exec-helper beside it goes along")
-    r.add_argument("--label", help="a label for every run of this fleet run")
+    r.add_argument("--label", help="a label for every run of this fleet run (on --resume: the fleet run's)")
     add_store_option(r)
     return p
 
@@ -98,31 +99,41 @@ def check_probe_arguments(argv: list[str]) -> None:
             raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
 
 
-def _prepare(args: argparse.Namespace, location: str) -> tuple[fleet_state.FleetState, RunOptions]:
+def _prepare(args: argparse.Namespace) -> tuple[fleet_state.FleetState, RunOptions, str]:
+    """The fleet run's state, the probe's options, and the store's location."""
+    location = resolve_location(args.store)
+    explicit = args.store is not None or bool(os.environ.get(ENV_STORE))
     given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
     given["params"] = list(given["params"])
     named = [k for k in PROBE_OPTIONS if given[k] not in (None, [])]
     if args.resume is not None:
         st = fleet_state.load(args.resume)
         fleet_state.refuse_changes(st, args.suite, given, named)
-        if st.store != describe(location):
-            raise UsageError(f"--resume {st.id}: that fleet run stores its runs in {st.store}, not in "
-                             f"{describe(location)}; give --store {st.store}")
-        if st.limit != args.limit:
-            raise UsageError(f"--resume {st.id}: that fleet run was started with --limit {st.limit}, "
-                             f"not {args.limit}")
+        for what, kept, now in (("stores its runs in", st.store, _kept_store(location) if explicit else None),
+                                ("was started with --limit", st.limit, args.limit),
+                                ("labels its runs", st.label, args.label)):
+            if now is not None and now != kept:
+                raise UsageError(f"--resume {st.id}: that fleet run {what} {kept}, not {now}; leave the option "
+                                 "out to keep the fleet run's")
+        args.limit, args.label = st.limit, st.label
         opts = _options(args, st.suite, {**st.probe_options, "params": st.probe_options.get("params") or []})
-        return st, opts
+        return st, opts, location if explicit else st.store
     if args.suite is None:
         raise UsageError("fleet run needs --suite (quick, standard, full or lebench), or --resume")
+    args.limit = args.limit or "all"
     opts = _options(args, args.suite, given)
-    if opts.repetitions > MAX_REPEAT:
-        raise UsageError(f"--repeat {opts.repetitions} is more than {MAX_REPEAT} repetitions")
     st = fleet_state.FleetState(
         id=fleet_state.new_id(), created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         inventory=str(Path(args.inventory).resolve()), limit=args.limit, suite=args.suite,
-        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=describe(location))
-    return st, opts
+        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=_kept_store(location), label=args.label)
+    return st, opts, location
+
+
+def _kept_store(location: str) -> str:
+    """The store as the fleet state keeps it: an SQLite file by its absolute
+    path (a --resume from another directory finds the same file), a URL
+    without its password."""
+    return describe(location) if "://" in location else str(Path(location).expanduser().resolve())
 
 
 def _summary(st: fleet_state.FleetState, hosts: list[str], done_before: dict[str, int], store: Store) -> int:
@@ -148,8 +159,7 @@ def _summary(st: fleet_state.FleetState, hosts: list[str], done_before: dict[str
 
 
 def run(args: argparse.Namespace) -> int:
-    location = resolve_location(args.store)
-    st, opts = _prepare(args, location)
+    st, opts, location = _prepare(args)
     inventory = Path(args.inventory)
     if args.resume is not None and str(inventory.resolve()) != st.inventory:
         textsafe.say("note", f"fleet {st.id} was started with the inventory {st.inventory}; its hosts are "

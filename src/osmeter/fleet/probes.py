@@ -49,7 +49,7 @@ class Arch:
 
 ARCHES = (
     Arch("x86-64", ("x86_64", "amd64"), "x86_64-linux-gnu", 62, 2, "gcc-x86-64-linux-gnu"),
-    Arch("aarch64", ("aarch64", "arm64", "armv8", "aarch64_be"), "aarch64-linux-gnu", 183, 2, "gcc-aarch64-linux-gnu"),
+    Arch("aarch64", ("aarch64", "arm64", "armv8"), "aarch64-linux-gnu", 183, 2, "gcc-aarch64-linux-gnu"),
     # armv8l: a 32-bit userland on a 64-bit Arm kernel, which runs armv7 code.
     Arch("armv7", ("armv7l", "armv7", "armv8l", "armhf"), "arm-linux-gnueabihf", 40, 1, "gcc-arm-linux-gnueabihf"),
     Arch("riscv64", ("riscv64",), "riscv64-linux-gnu", 243, 2, "gcc-riscv64-linux-gnu"),

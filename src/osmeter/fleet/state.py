@@ -60,6 +60,7 @@ class FleetState:
     store: str  # the store location, without a password
     hosts: dict[str, HostState] = field(default_factory=dict)
     attempts: int = 0
+    label: str | None = None  # --label: every run of the fleet run gets it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,7 +69,7 @@ class FleetState:
     def from_json(cls, doc: Mapping[str, Any]) -> "FleetState":
         hosts = {name: HostState(**h) for name, h in doc.get("hosts", {}).items()}
         fields = {k: doc[k] for k in ("id", "created", "inventory", "limit", "suite", "probe_options", "store")}
-        return cls(**fields, hosts=hosts, attempts=int(doc.get("attempts", 0)))
+        return cls(**fields, hosts=hosts, attempts=int(doc.get("attempts", 0)), label=doc.get("label"))
 
 
 def save(state: FleetState, root: Path | None = None) -> Path:

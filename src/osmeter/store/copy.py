@@ -57,6 +57,11 @@ def copy_runs(src: SQLStore, dst: SQLStore, run_ids: Sequence[int] | None,
     if run_ids is None:
         runs, out.damaged = src.readable_runs()
         run_ids = [r.id for r in runs]
+    for run_id in run_ids:  # an unknown id (NotFoundError) before anything is copied
+        try:
+            src.run(str(run_id))
+        except StoreError:
+            pass  # damaged: reported, and left behind, below
     for i, run_id in enumerate(run_ids, 1):
         try:
             _check(src, run_id)

@@ -113,7 +113,8 @@ def legacy_upgrade(conn: sa.Connection, upto: int) -> None:
         record(conn, mig.version, mig.name)
 
 
-def _config(conn: sa.Connection) -> Config:
+def _config(conn: sa.Connection | None = None) -> Config:
+    """Alembic's configuration: our revisions, and the connection they run on."""
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(str(resources.files("osmeter.store") / "alembic"))))
     cfg.attributes["connection"] = conn
@@ -121,9 +122,7 @@ def _config(conn: sa.Connection) -> Config:
 
 
 def script() -> ScriptDirectory:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(str(resources.files("osmeter.store") / "alembic"))))
-    return ScriptDirectory.from_config(cfg)
+    return ScriptDirectory.from_config(_config())
 
 
 def head_version() -> int:
@@ -140,10 +139,16 @@ def revision(conn: sa.Connection) -> str | None:
     return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def upgrade(conn: sa.Connection, target: str = "head") -> None:
-    """Every revision the store lacks, in the caller's write transaction (which
-    the caller commits). PostgreSQL: under the advisory lock, so a second
-    process waits and then finds nothing to do."""
+def lock(conn: sa.Connection) -> None:
+    """PostgreSQL: the advisory lock migrations take, held to the end of the
+    caller's transaction; the first statement of it, so that what the
+    transaction reads next is read after any other migration committed.
+    (SQLite's BEGIN IMMEDIATE already is that lock.)"""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+
+
+def upgrade(conn: sa.Connection, target: str = "head") -> None:
+    """Every revision the store lacks, in the caller's write transaction (which
+    the caller commits, holding lock())."""
     command.upgrade(_config(conn), target)

@@ -13,8 +13,6 @@ wait on each other beyond a row.
 
 from __future__ import annotations
 
-import re
-
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
@@ -26,8 +24,18 @@ _FIX = "check the URL given with --store or OSMETER_STORE"
 
 
 def redact(url: str) -> str:
-    """The URL without its password, fit for a message."""
-    return re.sub(r"//([^:@/]*):[^@/]*@", r"//\1@", url)
+    """The URL without its password, fit for a message or a file: the user
+    part is cut at its last `@` (a password may hold `/`, `?` or `@`) and a
+    `password=` parameter is dropped."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    at = rest.rfind("@")
+    if at >= 0:
+        rest = rest[:at].split(":", 1)[0] + rest[at:]
+    main, q, query = rest.partition("?")
+    kept = [p for p in query.split("&") if p and p.split("=", 1)[0].lower() != "password"]
+    return f"{scheme}://{main}" + ("?" + "&".join(kept) if kept else "")
 
 
 def _explanation(text: str) -> str | None:
@@ -66,11 +74,15 @@ class PostgresStore(SQLStore):
         shown = redact(url)
         try:
             parsed = sa.engine.make_url(url)
-        except sa.exc.ArgumentError as e:
-            raise StoreError(f"{shown} is not a PostgreSQL URL ({e}); give postgresql://USER@HOST/DBNAME") from None
+        except (sa.exc.ArgumentError, ValueError):  # their messages may quote the password
+            raise StoreError(f"{shown} cannot be read as a PostgreSQL URL (a port that is not a number?); give "
+                             "postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME") from None
         if not parsed.database:
             raise StoreError(f"{shown} names no database; give postgresql://USER@HOST/DBNAME")
+        # READ COMMITTED whatever the server's default: a migration that waited
+        # for another's lock must then see what that one committed (migrate.lock).
         engine = sa.create_engine(parsed.set(drivername="postgresql+psycopg"), poolclass=NullPool,
+                                  isolation_level="READ COMMITTED",
                                   connect_args={"connect_timeout": 10, "application_name": "osmeter"})
         store = None
         try:
@@ -78,7 +90,10 @@ class PostgresStore(SQLStore):
             store = cls(engine, conn, url, shown)
             store._prepare(create=create)
         except sa.exc.DBAPIError as e:
-            engine.dispose()
+            if store is not None:
+                store.close()
+            else:
+                engine.dispose()
             raise StoreError(cls.explain_for(shown, e.orig or e, "open")) from None
         except BaseException:
             if store is not None:

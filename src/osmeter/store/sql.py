@@ -82,6 +82,7 @@ class SQLStore:
             raise NotFoundError(f"no store at {self.shown}: nothing has been run or imported there yet")
         if self._reading(self._behind):
             with self._tx(True, "upgrade"):
+                self._call("upgrade", lambda: migrate.lock(self._conn))
                 if self._behind():  # another process may have upgraded it meanwhile
                     self._call("upgrade", lambda: migrate.upgrade(self._conn))
         if create:
