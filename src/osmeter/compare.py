@@ -88,6 +88,11 @@ class RatioCI:
     high: float
 
 
+def nan_to_none(x: float) -> float | None:
+    """A statistic for JSON: NaN (not computed) as null."""
+    return None if math.isnan(x) else x
+
+
 def ratio_of_medians(
     baseline: Sequence[float] | FloatArray,
     other: Sequence[float] | FloatArray,

@@ -28,7 +28,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import compare as cmp
 from .. import outfile, textsafe
@@ -427,10 +427,6 @@ def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
     ]
 
 
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
-
-
 def counters_json(deltas: Sequence[ctr.CounterDelta]) -> list[dict[str, Any]]:
     return [
         {
@@ -438,8 +434,8 @@ def counters_json(deltas: Sequence[ctr.CounterDelta]) -> list[dict[str, Any]]:
             "unit": d.unit,
             "baseline": d.baseline,
             "value": d.value,
-            "ratio": _num(d.ratio),
-            "change": _num(d.change),
+            "ratio": cmp.nan_to_none(d.ratio),
+            "change": cmp.nan_to_none(d.change),
             "multiplexed": d.multiplexed,
         }
         for d in deltas
@@ -471,11 +467,11 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
                 "run_id": c.run_id,
                 "baseline_median": c.baseline_median,
                 "median": c.median,
-                "ratio": _num(c.ratio),
-                "ci_low": _num(c.ci_low),
-                "ci_high": _num(c.ci_high),
-                "change": _num(c.change),
-                "worse": _num(c.worse),
+                "ratio": cmp.nan_to_none(c.ratio),
+                "ci_low": cmp.nan_to_none(c.ci_low),
+                "ci_high": cmp.nan_to_none(c.ci_high),
+                "change": cmp.nan_to_none(c.change),
+                "worse": cmp.nan_to_none(c.worse),
                 "significant": c.significant,
                 "verdict": c.verdict,
                 "method": c.method,
@@ -567,14 +563,16 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         print(f"wrote {output}", file=sys.stderr)
     if fail_above is not None:
-        bad = cmp.regressions_above(outcome.comparisons, fail_above)
-        if bad:
-            worst = ", ".join(
-                f"{describe_instance(c.bench, c.params)} in run {c.run_id} {100 * c.change:+.1f}%"
-                for c in sorted(bad, key=lambda c: -c.worse)[:5]
-            )
-            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-            raise RegressionFound(
-                f"{len(bad)} significant regression(s) above {args.fail_above:g}%: {worst}{more}"
-            )
+        raise_regressions(outcome.comparisons, args.fail_above, lambda c: f"in run {c.run_id}")
     return 0
+
+
+def raise_regressions(comparisons: Sequence[cmp.Comparison], limit_pct: float,
+                      where: Callable[[cmp.Comparison], str]) -> None:
+    """--fail-above: RegressionFound naming the five worst significant changes for the worse beyond the limit."""
+    bad = sorted(cmp.regressions_above(comparisons, limit_pct / 100), key=lambda c: -c.worse)
+    if bad:
+        worst = ", ".join(f"{describe_instance(c.bench, c.params)} {where(c)} {100 * c.change:+.1f}%"
+                          for c in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise RegressionFound(f"{len(bad)} significant regression(s) above {limit_pct:g}%: {worst}{more}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,8 @@ from typing import Any
 from .. import compare as cmp
 from .. import compare_by as cb
 from .. import outfile, textsafe
-from ..errors import RegressionFound, UsageError
-from ..records import describe_instance
+from ..compare import nan_to_none
+from ..errors import UsageError
 from ..report import by_cells as bc
 from ..report import flags as fl
 from ..report import names as nm
@@ -65,17 +64,13 @@ def _cell_json(cell: cb.Cell) -> dict[str, Any]:
     c = cell.comparison
     if c is not None:
         out.update(
-            ratio=_num(c.ratio), ci_low=_num(c.ci_low), ci_high=_num(c.ci_high), change=_num(c.change),
-            worse=_num(c.worse), significant=c.significant, verdict=c.verdict, method=c.method,
+            ratio=nan_to_none(c.ratio), ci_low=nan_to_none(c.ci_low), ci_high=nan_to_none(c.ci_high), change=nan_to_none(c.change),
+            worse=nan_to_none(c.worse), significant=c.significant, verdict=c.verdict, method=c.method,
             flags=list(c.flags), caveat=c.caveat,
         )
     if cell.reason:
         out["reason"] = cell.reason
     return out
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
 
 
 def document(outcome: cb.ByOutcome, labels: nm.InstanceLabels, fail_above: float | None) -> dict[str, Any]:
@@ -114,9 +109,7 @@ def document(outcome: cb.ByOutcome, labels: nm.InstanceLabels, fail_above: float
 
 def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, width: int | None = None) -> str:
     """Rows × columns: each cell's change and verdict mark (bc.cell_text)."""
-    headers = ["benchmark", "unit", *(bc.column_title(outcome, i) for i in range(len(outcome.columns)))]
-    rows = [[bc.row_name(row, labels), row.unit or "-", *(bc.cell_text(c) for c in row.cells)]
-            for row in bc.ordered_rows(outcome, labels)]
+    headers, rows = bc.heatmap_rows(outcome, labels)
     right = [False, False, *([True] * len(outcome.columns))]
     return render_table(headers, rows, right, width=width, wrap=(0,) if width else ())
 
@@ -188,13 +181,10 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         print(f"wrote {output}", file=sys.stderr)
     if fail_above is not None:
-        bad = sorted(cmp.regressions_above(outcome.comparisons, fail_above), key=lambda c: -c.worse)
-        if bad:
-            names = {r.id: col.name for col in outcome.columns for r in col.runs}
-            worst = ", ".join(f"{describe_instance(c.bench, c.params)} on {names.get(c.run_id, c.run_id)} "
-                              f"{100 * c.change:+.1f}%" for c in bad[:5])
-            raise RegressionFound(f"{len(bad)} significant regression(s) above {args.fail_above:g}%: {worst}"
-                                  + (f" and {len(bad) - 5} more" if len(bad) > 5 else ""))
+        from .compare import raise_regressions  # noqa: PLC0415 (commands.compare imports this module)
+
+        names = {r.id: col.name for col in outcome.columns for r in col.runs}
+        raise_regressions(outcome.comparisons, args.fail_above, lambda c: f"on {names.get(c.run_id, c.run_id)}")
     return 0
 
 

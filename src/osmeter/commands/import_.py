@@ -278,15 +278,41 @@ def _refuse_imported_before(store: Store, files: list[ProbeFile], digest: str) -
                                   "Give --again to store them again, as another run")
 
 
-def run(args: argparse.Namespace) -> int:
-    paths = [Path(f) for f in args.files]
-    files = [read_probe_file(path, args.max_size * MIB) for path in paths]
+def refuse_cut_short(files: list[ProbeFile], allow_incomplete: bool) -> None:
+    """Only the last of a run's files may be cut short, and only when allowed."""
     for f in files[:-1]:
         if not f.complete:
             raise ImportFileError(f"{f.path} was cut short (no 'end' record): only the last of several files "
                                   "(the repetitions of one run) may be; nothing was stored")
-    if not files[-1].complete and not args.allow_incomplete:
+    if not files[-1].complete and not allow_incomplete:
         raise _refuse_incomplete(files[-1])
+
+
+@dataclass(frozen=True)
+class Stored:
+    recorder: RunRecorder
+    status: str  # complete / incomplete
+    counts: dict[str, int]  # ok / skip / error
+
+
+def store_files(store: Store, context: RunContext, files: list[ProbeFile]) -> Stored:
+    """`files` (a run's repetitions) stored as one run, in one transaction,
+    with their digests (what `import` recognises when they come again)."""
+    recorder = RunRecorder(store, context, repetitions=len(files))
+    with store.transaction():
+        for f in files[:-1]:
+            store_probe_file(f, recorder, finish=False)
+        status = store_probe_file(files[-1], recorder)
+        assert recorder.run_id is not None and status is not None
+        store.set_content_hash(recorder.run_id, content_hash(files), [f.sha256 for f in files])
+    counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
+    return Stored(recorder, status, counts)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(f) for f in args.files]
+    files = [read_probe_file(path, args.max_size * MIB) for path in paths]
+    refuse_cut_short(files, args.allow_incomplete)
     context = RunContext(
         label=args.label,
         argv=["import", *map(str, paths)],
@@ -300,14 +326,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.again:
             _refuse_imported_before(store, files, digest)
-        recorder = RunRecorder(store, context, repetitions=len(files))
-        with store.transaction():
-            for f in files[:-1]:
-                store_probe_file(f, recorder, finish=False)
-            status = store_probe_file(files[-1], recorder)
-            assert recorder.run_id is not None
-            store.set_content_hash(recorder.run_id, digest, [f.sha256 for f in files])
-        counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
+        stored = store_files(store, context, files)
+        recorder, status, counts = stored.recorder, stored.status, stored.counts
     finally:
         store.close()
     if files[-1].cut_line is not None:

@@ -11,11 +11,12 @@ import sys
 from typing import Any
 
 from .. import textsafe
+from ..compare_by import host_of
 from ..errors import EXIT_STORE, NotFoundError, StoreError
 from ..model import RunInfo
 from ..report.table import render_table
 from ..store import describe, open_store, resolve_location
-from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+from ..sysinfo import KEY_KERNEL, machine_text
 from .options import add_json_option, add_store_option
 
 NAME = "runs"
@@ -31,11 +32,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def run_host(run: RunInfo) -> str | None:
-    """Where the run ran: its inventory name in a fleet run, else the machine's host name."""
-    return run.host or machine_text(run.machine, KEY_HOSTNAME)
-
-
 def run_summary(run: RunInfo) -> dict[str, Any]:
     return {
         "id": run.id,
@@ -47,7 +43,7 @@ def run_summary(run: RunInfo) -> dict[str, Any]:
         "source": run.source,
         "suite": run.suite,
         "counts": {"ok": run.counts.ok, "skip": run.counts.skip, "error": run.counts.error},
-        "host": run_host(run),
+        "host": host_of(run),
         "inventory_host": run.host,
         "fleet": run.fleet,
         "kernel": machine_text(run.machine, KEY_KERNEL),
@@ -66,7 +62,7 @@ def render_runs(runs: list[RunInfo]) -> str:
             str(r.counts.ok),
             str(r.counts.skip),
             str(r.counts.error),
-            run_host(r) or "-",
+            host_of(r) or "-",
             machine_text(r.machine, KEY_KERNEL) or "-",
         ]
         for r in runs

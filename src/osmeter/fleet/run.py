@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import IO, Any, Sequence
 
 from .. import textsafe
-from ..commands.import_ import content_hash, read_probe_file, store_probe_file
+from ..commands.import_ import read_probe_file, refuse_cut_short, store_files
 from ..commands.run import RunOptions
 from ..errors import ProbeError
 from ..probe import PROBE_NAME
-from ..recorder import RunContext, RunRecorder
+from ..recorder import RunContext
 from ..store.base import Store
 from . import plays, state as fleet_state
 from .ansible import AnsibleSession
@@ -122,16 +122,11 @@ class FleetRun:
             host=host,
             fleet=self.st.id,
         )
-        recorder = RunRecorder(self.store, context, repetitions=len(files))
-        with self.store.transaction():
-            for f in files[:-1]:
-                store_probe_file(f, recorder, finish=False)
-            status = store_probe_file(files[-1], recorder)
-            assert recorder.run_id is not None
-            self.store.set_content_hash(recorder.run_id, content_hash(files), [f.sha256 for f in files])
-        counts = {s: sum(1 for r in recorder.results if r.status == s) for s in ("ok", "skip", "error")}
-        self.set_outcome(host, "stored", None, recorder.run_id)
-        return (f"stored run {recorder.run_id} ({status}: {counts['ok']} ok, {counts['skip']} skipped, "
+        refuse_cut_short(files, allow_incomplete=False)
+        stored = store_files(self.store, context, files)
+        run_id, counts = stored.recorder.run_id, stored.counts
+        self.set_outcome(host, "stored", None, run_id)
+        return (f"stored run {run_id} ({stored.status}: {counts['ok']} ok, {counts['skip']} skipped, "
                 f"{counts['error']} failed)")
 
     def run_playbook(self, session: AnsibleSession, hosts: list[str]) -> RunStep:

@@ -18,9 +18,9 @@ from ..records import describe_instance, format_params
 from . import flags as fl
 from . import names as nm
 from . import plots
+from .html_compare import CAVEAT_MARK  # one mark for both heatmaps
 from .table import fmt_num
 
-CAVEAT_MARK = "!"
 WHITE = "#ffffff"
 BASE_COLOUR = "#eef2f7"  # the baseline column: its own medians
 STATE_WORDS = {
@@ -114,6 +114,14 @@ def ordered_rows(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> list[cb.Ro
 def column_title(outcome: cb.ByOutcome, i: int) -> str:
     col = outcome.columns[i]
     return col.name + (" (baseline)" if i == outcome.baseline else "")
+
+
+def heatmap_rows(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> tuple[list[str], list[list[str]]]:
+    """The heatmap as text: headers (benchmark, unit, a column each) and a row per instance."""
+    headers = ["benchmark", "unit", *(column_title(outcome, i) for i in range(len(outcome.columns)))]
+    rows = [[row_name(row, labels), row.unit or "-", *(cell_text(c) for c in row.cells)]
+            for row in ordered_rows(outcome, labels)]
+    return headers, rows
 
 
 def caveat_flags(outcome: cb.ByOutcome) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..compare import EXTRA_STATS, STAT_METHODS, STAT_VARIANCE, Comparison, StatChange
+from ..compare import EXTRA_STATS, STAT_METHODS, STAT_VARIANCE, Comparison, StatChange, nan_to_none
 from ..model import RunInfo
 from ..records import describe_instance, format_params
 from ..stats import CI_LEVEL
@@ -17,10 +17,6 @@ from .html import _table, esc, run_subtitle
 from .table import fmt_num
 
 STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
 
 
 def stat_unit(st: StatChange) -> str:
@@ -50,12 +46,12 @@ def stats_json(c: Comparison) -> list[dict[str, Any]]:
     return [
         {
             "stat": st.stat,
-            "baseline": _num(st.baseline),
-            "value": _num(st.value),
-            "ratio": _num(st.ratio),
-            "change": _num(st.change),
-            "worse": _num(st.worse),
-            "p_value": _num(st.p_value),
+            "baseline": nan_to_none(st.baseline),
+            "value": nan_to_none(st.value),
+            "ratio": nan_to_none(st.ratio),
+            "change": nan_to_none(st.change),
+            "worse": nan_to_none(st.worse),
+            "p_value": nan_to_none(st.p_value),
             "significant": st.significant,
             "verdict": st.verdict,
             "test": st.test,

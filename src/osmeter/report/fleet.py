@@ -155,9 +155,7 @@ def render_html(report: FleetReport, expect_path: str = "") -> str:
 
 def _by_tables(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """The heatmap's headers and rows, and the sysinfo diff's rows (key first)."""
-    headers = ["benchmark", "unit", *(bc.column_title(outcome, i) for i in range(len(outcome.columns)))]
-    rows = [[bc.row_name(r, labels), r.unit or "-", *(bc.cell_text(c) for c in r.cells)]
-            for r in bc.ordered_rows(outcome, labels)]
+    headers, rows = bc.heatmap_rows(outcome, labels)
     return headers, rows, bc.sysinfo_rows(outcome)
 
 
