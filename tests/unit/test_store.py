@@ -466,7 +466,7 @@ def test_directory_as_store_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("url", ["postgresql://user:secret@127.0.0.1:1/osm", "postgres://user:secret@127.0.0.1:1/osm",
-                                 "postgresql://user:se/cret@127.0.0.1:1/osm", "postgresql://user:se@cret@127.0.0.1:1/osm",
+                                 "postgresql://user:se/cret@127.0.0.1:1/osm", "postgresql://user:se%40cret@127.0.0.1:1/osm",
                                  "postgresql://user:se?cret@127.0.0.1:1/osm",
                                  "postgresql://user@127.0.0.1:1/osm?password=secret"])
 def test_postgresql_server_that_does_not_answer_is_a_clear_error(url: str) -> None:
@@ -477,10 +477,12 @@ def test_postgresql_server_that_does_not_answer_is_a_clear_error(url: str) -> No
     assert "user@127.0.0.1:1/osm" in e.value.message
 
 
-def test_a_url_that_cannot_be_parsed_is_an_error_without_its_password() -> None:
-    with pytest.raises(StoreError, match="cannot be read as a PostgreSQL URL") as e:
-        open_store("postgresql://user:secret@db:notaport/osm", create=True)
-    assert "secret" not in e.value.message
+@pytest.mark.parametrize(("url", "why"), [("postgresql://user:secret@db:notaport/osm", "cannot be read as a PostgreSQL URL"),
+                                          ("postgresql://user:se@cret@db/osm", "holds an '@'; write it as %40")])
+def test_a_url_that_cannot_be_used_is_an_error_without_its_password(url: str, why: str) -> None:
+    with pytest.raises(StoreError, match=why) as e:
+        open_store(url, create=True)
+    assert "secret" not in e.value.message and "cret" not in e.value.message
 
 
 @pytest.mark.parametrize(("url", "why"), [("postgresql://127.0.0.1", "names no database"),

@@ -76,10 +76,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace, suite: str, given: dict[str, Any]) -> RunOptions:
-    return RunOptions(names=(), suite=suite, params=tuple(given["params"]), cpu=None, label=args.label,
-                      min_time=given["min_time"], max_time=given["max_time"], min_samples=given["min_samples"],
-                      fifo=None, mlock=False, clock=None, max_samples=given["max_samples"],
-                      target_rse=given["target_rse"], repeat=given["repeat"])
+    return RunOptions(names=(), suite=suite, params=tuple(given.get("params") or ()), cpu=None, label=args.label,
+                      min_time=given.get("min_time"), max_time=given.get("max_time"),
+                      min_samples=given.get("min_samples"), fifo=None, mlock=False, clock=None,
+                      max_samples=given.get("max_samples"), target_rse=given.get("target_rse"),
+                      repeat=given.get("repeat"))
 
 
 def check_probe_arguments(argv: list[str]) -> None:

@@ -72,6 +72,10 @@ class PostgresStore(SQLStore):
     @classmethod
     def open(cls, url: str, *, create: bool) -> "PostgresStore":
         shown = redact(url)
+        userinfo = url.partition("://")[2].rpartition("@")[0]
+        if "@" in userinfo:  # the driver would take part of the password for the host, and name it
+            raise StoreError(f"{shown}: the user or password holds an '@'; write it as %40 in the URL, or give the "
+                             "password in ~/.pgpass or $PGPASSWORD")
         try:
             parsed = sa.engine.make_url(url)
         except (sa.exc.ArgumentError, ValueError):  # their messages may quote the password
