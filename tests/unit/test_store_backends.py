@@ -225,3 +225,10 @@ def test_a_store_of_the_previous_schema_is_upgraded_with_every_run_intact(fresh:
     assert _everything(fresh.location) == want
     uids = [r[0] for r in fresh.rows("SELECT uid FROM runs")]
     assert len(set(uids)) == 3 and all(len(u) == 36 for u in uids)
+
+
+def test_the_revisions_osmeter_knows_are_alembics() -> None:
+    """migrate.REVISIONS (what opening a current store checks, without Alembic)
+    is the chain Alembic reads from alembic/versions/, oldest first."""
+    chain = [r.revision for r in migrate.script().walk_revisions()][::-1]
+    assert tuple(chain) == migrate.REVISIONS and migrate.script().get_current_head() == migrate.HEAD

@@ -11,8 +11,6 @@ from typing import Any
 from .. import textsafe
 from ..errors import EXIT_STORE, UsageError
 from ..store import describe, open_store, resolve_location
-from ..store.copy import copy_runs
-from ..store.migrate import head_version
 from .options import add_json_option, add_store_option
 
 NAME = "store"
@@ -50,6 +48,8 @@ def _run_id(text: str) -> int:
 
 
 def _copy(args: argparse.Namespace) -> int:
+    from ..store.copy import copy_runs  # noqa: PLC0415 (SQLAlchemy: only when a store is opened)
+
     src_loc, dst_loc = resolve_location(args.src), resolve_location(args.dst)
     if src_loc == dst_loc:
         raise UsageError(f"SRC and DST are the same store ({describe(src_loc)}); give two different stores")
@@ -77,6 +77,8 @@ def _copy(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
+    from ..store.migrate import head_version  # noqa: PLC0415 (SQLAlchemy: only when a store is opened)
+
     location = resolve_location(args.store)
     store = open_store(location, create=False)
     try:

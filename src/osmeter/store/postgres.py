@@ -18,24 +18,9 @@ from sqlalchemy.pool import NullPool
 
 from ..errors import StoreError
 from .sql import SQLStore
+from .urls import redact
 
-SCHEMES = ("postgresql", "postgres")
 _FIX = "check the URL given with --store or OSMETER_STORE"
-
-
-def redact(url: str) -> str:
-    """The URL without its password, fit for a message or a file: the user
-    part is cut at its last `@` (a password may hold `/`, `?` or `@`) and a
-    `password=` parameter is dropped."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    at = rest.rfind("@")
-    if at >= 0:
-        rest = rest[:at].split(":", 1)[0] + rest[at:]
-    main, q, query = rest.partition("?")
-    kept = [p for p in query.split("&") if p and p.split("=", 1)[0].lower() != "password"]
-    return f"{scheme}://{main}" + ("?" + "&".join(kept) if kept else "")
 
 
 def _explanation(text: str) -> str | None:

@@ -93,13 +93,13 @@ class SQLStore:
 
     def _behind(self) -> bool:
         """Whether the store needs migrations; refused when it is newer than this osmeter."""
-        head, known = migrate.head_version(), {r.revision for r in migrate.script().walk_revisions()}
+        head, known = migrate.head_version(), set(migrate.REVISIONS)
         rev = self._call("read", lambda: migrate.revision(self._conn))
         current = self._call("read", lambda: migrate.legacy_version(self._conn))
         if current > head or (rev is not None and rev not in known):
             raise StoreError(f"store {self.shown} has schema version {current}, newer than this osmeter knows "
                              f"(up to {head}); upgrade osmeter, or {self.FIX}")
-        return rev != migrate.script().get_current_head()
+        return rev != migrate.HEAD
 
     def _reading(self, fn: Any) -> Any:
         if self._conn.in_transaction():
