@@ -117,6 +117,7 @@ def test_sysinfo_diff_lists_exactly_the_differing_keys(cli, fleet3) -> None:
     assert [l.split()[0] for l in table.splitlines()[2:] if l.strip()] == ["cpu_model", "hostname", "kernel_release"]
 
 
+@pytest.mark.slow  # matplotlib renders four figures; CI runs it
 def test_html_page_and_figures(cli, fleet3, tmp_path: Path) -> None:
     page_file = tmp_path / "fleet.html"
     assert cli("compare", "--by", "host", "--fleet", FLEET, "-o", str(page_file)).code == 0

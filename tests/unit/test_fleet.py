@@ -47,6 +47,7 @@ def test_a_missing_inventory_is_named(cli, ansible, tmp_path, store_path) -> Non
     assert not store_path.exists()
 
 
+@pytest.mark.slow  # Ansible parses each inventory (a second each); CI runs it
 @pytest.mark.parametrize("name, text, said", [
     ("bad.ini", "[lab\nh1 x=\n", "Failed to parse"),
     ("bad.yml", "all:\n  hosts: [1,\n", "YAML parsing failed"),
@@ -319,6 +320,7 @@ def test_a_probe_killed_by_a_signal_is_said_so() -> None:
     assert text == "the probe failed in repetition 1 of 1: killed by signal 9"
 
 
+@pytest.mark.slow  # waits out a hang-up; CI runs it
 def test_the_remote_script_stops_the_probe_and_removes_its_directory(tmp_path, probe) -> None:
     """The script of the run task, run here: a probe that fails is reported
     with its stderr; a hang-up stops the probe and removes the directory."""

@@ -57,6 +57,7 @@ def fresh(request: pytest.FixtureRequest, isolated_env: Path) -> StoreAt:
     return _backend(request, isolated_env)
 
 
+@pytest.mark.slow  # eight Python processes start; CI runs it on both backends
 def test_eight_writers_at_once_lose_nothing(fresh: StoreAt, tmp_path: Path) -> None:
     import time
 
