@@ -322,7 +322,7 @@ def store_at(request: pytest.FixtureRequest, isolated_env: Path, monkeypatch: py
 
 def import_fixture(store_path: Path | str, name: str = "run_x86_64.jsonl", label: str | None = None) -> int:
     """Store tests/data/NAME through the import path; returns the run id."""
-    from osmeter.commands.import_ import read_probe_file, store_probe_file
+    from osmeter.ingest import read_probe_file, store_probe_file
     from osmeter.recorder import RunContext, RunRecorder
     from osmeter.store import open_store
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+from .version import __version__
+
+__all__ = ["__version__", "load"]
 
 if TYPE_CHECKING:
     import pandas

@@ -13,7 +13,8 @@ import threading
 from types import FrameType
 from typing import Any, Sequence
 
-from . import __version__, textsafe
+from . import textsafe
+from .version import __version__
 from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, Terminated, interruption_signal
 
 

@@ -17,7 +17,7 @@ What a column is (docs/compare.md, "By host, kernel or label"):
   another host; the runs not used are named in the column's notes.
 
 A cell is the comparison osmeter compare makes of two runs
-(commands.compare.compared_instance, compare.compare_instance: ratio of
+(comparing.compared_instance, compare.compare_instance: ratio of
 medians, the interval from the repetitions or the dependent bootstrap, the
 noise threshold, the flags as caveat), or the reason there is none: the
 instance skipped, failed or missing in the column, not ok in the baseline,
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from . import compare as cmp
-from .commands.compare import Key, compared_instance, instance_keys
+from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
 from .model import BenchResult, RunInfo
 from .stats import FloatArray

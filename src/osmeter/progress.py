@@ -8,7 +8,7 @@ from typing import IO
 from . import textsafe
 from .recorder import Event, InstanceDone, InstanceStarted, RepetitionStarted, RunStarted
 from .records import describe_instance
-from .report.table import fmt_num
+from .fmt import fmt_num
 
 BAR_WIDTH = 24
 

@@ -25,7 +25,8 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import __version__, legacy
+from . import legacy
+from .version import __version__
 from .errors import RecordError
 from .model import BenchResult, NewRun
 from .records import (

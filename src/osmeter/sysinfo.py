@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from .errors import ProbeError, RecordError
 from .probe import run_document
+from .fmt import human_bytes
 from .records import check_schema_version
 
 # The machine keys osmeter itself reads (runs table, warnings). Every other
@@ -96,7 +97,6 @@ FOLDED_KEYS = {"cpu_flags": "--flags"}
 def _scalar_text(key: str, value: Any, exact: bool = True) -> str:
     """One value for `osmeter sysinfo`: sizes (keys ending in _bytes) in
     KiB/MiB/GiB (`exact`: with the byte count), null or empty as '-'."""
-    from .report.table import human_bytes  # noqa: PLC0415 (report imports this module)
 
     if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_bytes") and value >= 1024:
         return f"{human_bytes(value)} ({value})" if exact else human_bytes(value)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter.commands import import_
+from osmeter import ingest
 from osmeter.errors import EXIT_IMPORT
 
 from ..conftest import DATA, db_rows
@@ -163,7 +163,7 @@ def test_oversized_file_is_refused(cli, tmp_path: Path, store_path: Path) -> Non
 
 
 def test_over_long_line_is_refused(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(import_, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(ingest, "MAX_LINE_BYTES", 200)
     r = cli("import", str(GOOD))
     assert r.code == EXIT_IMPORT and "line 1: the line is longer than" in r.err
 
@@ -180,7 +180,7 @@ def test_endless_device_is_refused(cli, device: str, store_path: Path) -> None:
 
 
 def test_fifo_without_a_writer_is_given_up_on(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(import_, "READ_IDLE_S", 0.3)
+    monkeypatch.setattr(ingest, "READ_IDLE_S", 0.3)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     started = time.monotonic()
@@ -190,8 +190,8 @@ def test_fifo_without_a_writer_is_given_up_on(cli, tmp_path: Path, monkeypatch: 
 
 
 def test_fifo_that_never_ends_is_given_up_on(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(import_, "READ_IDLE_S", 0.5)
-    monkeypatch.setattr(import_, "READ_TOTAL_S", 1.0)
+    monkeypatch.setattr(ingest, "READ_IDLE_S", 0.5)
+    monkeypatch.setattr(ingest, "READ_TOTAL_S", 1.0)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     stop = threading.Event()

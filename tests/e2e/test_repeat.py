@@ -106,7 +106,7 @@ def test_a_signal_between_repetitions_ends_the_run_incomplete(cli, fake_probe: F
     """A signal while no probe runs (after repetition 1, before 2 starts)
     ends osmeter with 128+N and the run `incomplete` with repetition 1 kept,
     never stuck `running`."""
-    from osmeter.commands import run as run_cmd
+    from osmeter import runner as run_cmd
 
     real_drive, calls = run_cmd.drive, []
 

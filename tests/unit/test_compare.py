@@ -12,7 +12,7 @@ from scipy.signal import lfilter
 
 from osmeter import compare as cmp
 from osmeter import stats
-from osmeter.commands.compare import compare_runs, resolve_runs
+from osmeter.comparing import compare_runs, resolve_runs
 from osmeter.store import open_store
 
 from ..synthetic import MACHINE, add_run, noisy

@@ -239,7 +239,7 @@ def test_fleet_latest_is_the_newest_fleet_run(cli, store_path: Path) -> None:
 
 def test_imported_runs_of_two_architectures(cli, store_path: Path) -> None:
     """Runs stored by the import path with host and fleet, as fleet run stores them: compared by host."""
-    from osmeter.commands.import_ import read_probe_file, store_probe_file
+    from osmeter.ingest import read_probe_file, store_probe_file
     from osmeter.recorder import RunContext, RunRecorder
     from osmeter.store import open_store
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from osmeter.model import BenchResult
-from osmeter.report import counters as ctr
+from osmeter import counters as ctr
 from osmeter.report.text import render_counters
 from osmeter.stats import summary
 from osmeter.store import open_store

@@ -16,7 +16,7 @@ def test_docs_list_every_export_field_in_order() -> None:
 
 
 def test_docs_name_the_counter_columns_as_the_code_does() -> None:
-    from osmeter.report.counters import column_name
+    from osmeter.counters import column_name
 
     text = DOC.read_text()
     for name, unit in (("task-clock", "ns"), ("page-faults", "count"), ("r01c2", "count")):

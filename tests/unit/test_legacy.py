@@ -44,7 +44,7 @@ def test_import_of_a_legacy_file_renames_task_fork(store_path: Path, tmp_path: P
     old = tmp_path / "old.jsonl"
     old.write_text(text.replace('"probe_version":"0.2.0"', '"probe_version":"0.1.0"', 1), encoding="utf-8")
     # import_fixture reads from tests/data; go through the same path by hand.
-    from osmeter.commands.import_ import read_probe_file, store_probe_file
+    from osmeter.ingest import read_probe_file, store_probe_file
     from osmeter.recorder import RunContext, RunRecorder
 
     store = open_store(str(store_path), create=True)

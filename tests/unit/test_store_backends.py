@@ -27,7 +27,7 @@ DIGEST = "d" * 64
 _WRITER = r"""
 import sys, time
 from pathlib import Path
-from osmeter.commands.import_ import read_probe_file, store_probe_file
+from osmeter.ingest import read_probe_file, store_probe_file
 from osmeter.recorder import RunContext, RunRecorder
 from osmeter.store import open_store
 location, name, go, runs = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])

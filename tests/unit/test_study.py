@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from osmeter.commands.run import probe_argv
+from osmeter.runner import probe_argv
 from osmeter.errors import EXIT_USAGE
 from osmeter.commands.study import SIZES_MIB, fork_options, render_csv, render_text, table_rows
 from osmeter.model import BenchResult

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from osmeter.commands import study_rt
-from osmeter.commands.run import probe_argv
+from osmeter.runner import probe_argv
 from osmeter.errors import UsageError
 from osmeter.model import BenchResult
 from osmeter.report.figures import RunData

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from osmeter.commands.sysinfo import render_machine
-from osmeter.report.table import human_bytes, render_table
+from osmeter.fmt import human_bytes, render_table
 from osmeter.sysinfo import parse_sysinfo
 
 from ..conftest import DATA

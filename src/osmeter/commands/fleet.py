@@ -19,15 +19,16 @@ from typing import Any
 
 from .. import textsafe
 from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, ProbeError, UsageError
-from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
-from ..store import ENV_STORE, describe, open_store, resolve_location
-from ..store.base import Store
 from ..fleet import state as fleet_state
 from ..fleet.ansible import list_hosts
 from ..fleet.probes import ARCH_NAMES, ProbeFinder, arch_named
 from ..fleet.run import FleetRun
+from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
+from ..runner import SUITES, RunOptions, probe_argv
+from ..store import ENV_STORE, describe, open_store, resolve_location
+from ..store.base import Store
 from .options import add_store_option, positive_float, positive_int
-from .run import SUITES, RunOptions, param_assignment, probe_argv
+from .run import param_assignment
 
 NAME = "fleet"
 DEFAULT_FORKS = 5

@@ -28,11 +28,12 @@ from ..errors import NotFoundError, UsageError
 from ..hotspots import flamegraph, folded
 from ..hotspots.sources import Profile, from_stored, load, params_text
 from ..probe import locate_probe
-from ..recorder import RunContext, RunRecorder
 from ..progress import make_progress
+from ..recorder import RunContext, RunRecorder
+from ..runner import drive, problem_text, try_finish, verdict
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option, non_negative_int, positive_float, positive_int
-from .run import _problem_text, _try_finish, _verdict, drive, param_assignment
+from .run import param_assignment
 
 NAME = "hotspots"
 DEFAULT_MIN_TIME = 5.0
@@ -125,18 +126,18 @@ def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Seque
         outcome = drive(argv, recorder, progress)
     except BaseException as e:
         progress.close()
-        _try_finish(recorder, f"osmeter failed: {type(e).__name__}")
+        try_finish(recorder, f"osmeter failed: {type(e).__name__}")
         raise
     progress.close()
     if recorder.run_id is None:
         raise UsageError("interrupted before the run started; nothing stored")
-    status = recorder.finish(_problem_text(outcome, recorder)) or "incomplete"
+    status = recorder.finish(problem_text(outcome, recorder)) or "incomplete"
     for note in recorder.notes:
         textsafe.say("note", note)
     for r in recorder.results:
         if r.status != "ok":
             textsafe.say(r.status, f"{r.bench} {params_text(r.params)}: {r.reason}")
-    code = _verdict(recorder, outcome, status)
+    code = verdict(recorder, outcome, status)
     run_id = recorder.run_id
     profiles = []
     for p in store.profiles(run_id):

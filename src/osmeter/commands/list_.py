@@ -9,7 +9,7 @@ from typing import Any
 
 from ..catalog import Benchmark, Param, probe_catalog
 from ..probe import locate_probe
-from ..report.table import render_table, terminal_width
+from ..fmt import render_table, terminal_width
 from .options import add_json_option
 
 NAME = "list"

@@ -14,37 +14,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from .. import outfile, textsafe
+from .. import outfile
 from ..errors import UsageError
-from ..report import html, markdown
 from ..report import names as nm
-from ..report.content import RunReport, build_run_report
-from ..report.expect import Prediction, match, read_expect
+from ..report.expect import read_expect
+from ..report.formats import DEFAULT_FORMAT, REFUSED, RENDERERS, SUFFIXES, render
 from ..store import open_store, resolve_location
-from ..store.base import Store
 from .options import add_store_option
 
 NAME = "report"
-
-Renderer = Callable[[Sequence[RunReport], str], str]
-
-
-def render_text_report(reports: Sequence[RunReport], expect_path: str = "") -> str:
-    """The report as plain text: each run as `osmeter show` prints it (no escape sequence,
-    control or bidi override from stored text)."""
-    from ..report.text import COUNTER_WIDTH, render_run
-
-    return textsafe.terminal("\n".join(
-        render_run(r.run, r.results, r.warnings, COUNTER_WIDTH, r.names, r.lebench_rows) for r in reports
-    ))
-
-
-RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report, "txt": render_text_report}
-SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt"}
-REFUSED = {".pdf": "osmeter has no PDF renderer (print the HTML report to PDF from a browser)"}
-DEFAULT_FORMAT = "html"
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -72,50 +52,6 @@ def choose_format(fmt: str | None, output: str | None) -> str:
     chosen = outfile.choose_format(fmt, output, SUFFIXES, DEFAULT_FORMAT, REFUSED)
     assert chosen is not None
     return chosen
-
-
-def build_reports(
-    store: Store,
-    refs: Sequence[str],
-    predictions: Sequence[Prediction],
-    expect_path: str,
-    with_figures: bool,
-    names: str = "osmeter",
-) -> list[RunReport]:
-    runs = []
-    for ref in refs:
-        info = store.run(ref)
-        if any(info.id == r.id for r in runs):
-            raise UsageError(f"run {info.id} is given twice")
-        runs.append(info)
-    if predictions:  # every unit checked before any figure is drawn
-        for info in runs:
-            match(predictions, store.results(info.id), expect_path)
-    row_names = nm.row_names(names)
-    rows = nm.table_rows(row_names, runs)
-    return [
-        build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows) for info in runs
-    ]
-
-
-def render(
-    store: Store,
-    refs: Sequence[str],
-    fmt: str,
-    predictions: Sequence[Prediction] = (),
-    expect_path: str = "",
-    names: str = "osmeter",
-    fleet: str | None = None,
-) -> str:
-    """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench."""
-    if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
-        from ..report import fleet as fl
-
-        report = fl.build(store, fleet, names, lambda s, runs: build_reports(
-            s, runs, predictions, expect_path, with_figures=fmt == "html", names=names))
-        return fl.render(report, fmt, expect_path)
-    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
-    return RENDERERS[fmt](reports, expect_path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from .. import textsafe
 from ..compare_by import host_of
 from ..errors import EXIT_STORE, NotFoundError, StoreError
 from ..model import RunInfo
-from ..report.table import render_table
+from ..fmt import render_table
 from ..store import describe, open_store, resolve_location
 from ..sysinfo import KEY_KERNEL, machine_text
 from .options import add_json_option, add_store_option

@@ -45,10 +45,11 @@ from ..probe import locate_probe
 from ..progress import make_progress
 from ..recorder import RunContext, RunRecorder
 from ..report.figures.task import NS_PER_MS, StudyPoint, by_config, study_points
+from ..runner import RunOptions, drive, probe_argv, problem_text, verdict
 from ..store import open_store, resolve_location
 from ..store.base import Store
 from .options import add_store_option, non_negative_int, positive_int
-from .run import RunOptions, _problem_text, _verdict, counter_list, drive, probe_argv
+from .run import counter_list
 
 NAME = "study"
 STUDIES = ("fork", "files", "net", "rt")
@@ -293,7 +294,7 @@ def run_fork(args: argparse.Namespace) -> int:
         elapsed = time.monotonic() - started
         if recorder.run_id is None:
             raise UsageError("the study was interrupted before it started; nothing stored")
-        status = recorder.finish(_problem_text(outcome, recorder))
+        status = recorder.finish(problem_text(outcome, recorder))
         for note in recorder.notes:
             textsafe.say("note", note)
         written = write_outputs(store, recorder.run_id, directory)
@@ -304,6 +305,6 @@ def run_fork(args: argparse.Namespace) -> int:
         print(f"run {recorder.run_id} ({status}): {forks} forks per point, {elapsed:.0f} s")
         for path in written:
             print(path)
-        return _verdict(recorder, outcome, status or "incomplete")
+        return verdict(recorder, outcome, status or "incomplete")
     finally:
         store.close()

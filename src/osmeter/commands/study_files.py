@@ -42,10 +42,10 @@ from typing import Any, Sequence
 
 from .. import cgroup, outfile, pagecache, textsafe
 from ..errors import UsageError
-from ..report.table import MISSING, fmt_num, render_table
+from ..fmt import MISSING, fmt_num, render_table
+from ..runner import RunOptions
 from ..store import open_store, resolve_location
 from .options import add_store_option, non_negative_int, positive_int
-from .run import RunOptions
 from .study import _check_figures_possible
 from .study import render_csv as study_csv
 from .study_parts import Part, conclude, record_parts, write_files

@@ -42,10 +42,10 @@ from .. import outfile, textsafe
 from ..errors import UsageError
 from ..report.figures import net as net_figures
 from ..report.figures.net import where
-from ..report.table import MISSING, fmt_num, render_table
+from ..fmt import MISSING, fmt_num, render_table
+from ..runner import RunOptions
 from ..store import open_store, resolve_location
 from .options import add_store_option, non_negative_int
-from .run import RunOptions
 from .study import _check_figures_possible
 from .study import render_csv as study_csv
 from .study_parts import Part, conclude, record_parts, write_files

@@ -22,8 +22,16 @@ from ..errors import UsageError
 from ..probe import describe_exit, locate_probe
 from ..progress import PlainProgress, make_progress
 from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
+from ..runner import (
+    Outcome,
+    RunOptions,
+    drive,
+    probe_argv,
+    problem_text,
+    try_finish,
+    verdict,
+)
 from ..store.base import Store
-from .run import Outcome, RunOptions, _problem_text, _try_finish, _verdict, drive, probe_argv
 
 
 @dataclass(frozen=True)
@@ -105,13 +113,13 @@ def record_parts(store: Store, parts: Sequence[Part], params: dict[str, Any],
         outcome = run_parts(parts, probe, recorder, progress, cg)
     except BaseException as e:  # Ctrl-C between parts, a store failure: never leave the run 'running'
         progress.close()
-        _try_finish(recorder, f"osmeter stopped: {type(e).__name__}")
+        try_finish(recorder, f"osmeter stopped: {type(e).__name__}")
         raise
     progress.close()
     elapsed = time.monotonic() - started
     if recorder.run_id is None:
         raise UsageError("the study was interrupted before it started; nothing stored")
-    status = recorder.finish(_problem_text(outcome, recorder)) or "incomplete"
+    status = recorder.finish(problem_text(outcome, recorder)) or "incomplete"
     for note in recorder.notes:
         textsafe.say("note", note)
     return Recorded(recorder, outcome, status, elapsed)
@@ -137,4 +145,4 @@ def conclude(rec: Recorded, parts: int, text: str, written: Sequence[Path]) -> i
     print(f"run {rec.recorder.run_id} ({rec.status}): {parts} parts, {rec.elapsed_s:.0f} s")
     for path in written:
         print(path)
-    return _verdict(rec.recorder, rec.outcome, rec.status)
+    return verdict(rec.recorder, rec.outcome, rec.status)

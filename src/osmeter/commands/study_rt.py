@@ -36,12 +36,20 @@ from .. import outfile, textsafe
 from ..catalog import probe_catalog
 from ..errors import UsageError
 from ..probe import locate_probe
-from ..report.figures.rt import CYCLIC, WORKLOAD, Config, config_of, find, hist_us, miss_share
-from ..report.table import MISSING, fmt_num, render_table
+from ..report.figures.rt import (
+    CYCLIC,
+    WORKLOAD,
+    Config,
+    config_of,
+    find,
+    hist_us,
+    miss_share,
+)
+from ..fmt import MISSING, fmt_num, render_table
+from ..runner import RunOptions
 from ..store import open_store, resolve_location
 from ..sysinfo import rt_facts
 from .options import add_store_option, non_negative_int, positive_float, positive_int
-from .run import RunOptions
 from .study import _check_figures_possible
 from .study import render_csv as table_csv
 from .study_parts import Part, conclude, record_parts, write_files

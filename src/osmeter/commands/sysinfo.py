@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..probe import locate_probe
-from ..report.table import render_pairs
+from ..fmt import render_pairs
 from ..sysinfo import MachineInfo, display_value, probe_sysinfo
 from .options import add_json_option
 

@@ -6,7 +6,7 @@ how to spell it (CSV writes objects as canonical JSON and NaN as empty).
 
 After FIELDS come the counter columns of the run (`osmeter run --counters`):
 one per counter counted (status ok) in at least one of the exported results,
-named by report.counters.column_name (`task-clock_ns_per_op`,
+named by counters.column_name (`task-clock_ns_per_op`,
 `page-faults_per_op`, `ipc`), holding the value per operation. They depend on
 the run, so `columns(results)` gives the whole list for both exporters.
 
@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from ..report import counters as ctr
+from .. import counters as ctr
 from ..report import names as nm
 from ..report import summary as sm
 

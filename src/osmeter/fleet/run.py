@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import IO, Any, Sequence
 
 from .. import textsafe
-from ..commands.import_ import read_probe_file, refuse_cut_short, store_files
-from ..commands.run import RunOptions
 from ..errors import ProbeError
+from ..ingest import read_probe_file, refuse_cut_short, store_files
 from ..probe import PROBE_NAME
 from ..recorder import RunContext
+from ..runner import RunOptions
 from ..store.base import Store
-from . import plays, state as fleet_state
+from . import plays
+from . import state as fleet_state
 from .ansible import AnsibleSession
 from .events import ArchStep, RunStep
 from .probes import HELPER_NAME, ProbeFinder, ProbeSet, arch_of

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
-from ..report.table import render_table
+from ..fmt import render_table
 
 Stacks = list[tuple[tuple[str, ...], int]]
 KERNEL_SUFFIX = "_[k]"

@@ -19,7 +19,7 @@ from . import flags as fl
 from . import names as nm
 from . import plots
 from .html_compare import CAVEAT_MARK  # one mark for both heatmaps
-from .table import fmt_num
+from ..fmt import fmt_num
 
 WHITE = "#ffffff"
 BASE_COLOUR = "#eef2f7"  # the baseline column: its own medians

@@ -14,7 +14,7 @@ from ..stats import CI_LEVEL
 from . import names as nm
 from . import plots
 from .html import _table, esc, run_subtitle
-from .table import fmt_num
+from ..fmt import fmt_num
 
 STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
 

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from ..model import BenchResult
 from ..records import format_params
-from .table import fmt_num
+from ..fmt import fmt_num
 
 HEADING = "recorded with the results (info; docs/schema.md)"
 TITLE = "Recorded with the results"  # the reports' section heading

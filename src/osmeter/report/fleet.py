@@ -22,7 +22,7 @@ from ..sysinfo import KEY_ARCH, KEY_KERNEL, machine_text
 from . import by_cells as bc
 from . import names as nm
 from .content import RunReport
-from .table import human_bytes
+from ..fmt import human_bytes
 
 COMPLETE, INCOMPLETE, FAILED = "complete", "incomplete", "failed"
 
@@ -182,9 +182,9 @@ def render_md(report: FleetReport, expect_path: str = "") -> str:
 
 def render_txt(report: FleetReport, expect_path: str = "") -> str:
     from .. import textsafe
-    from ..commands.compare_by import render_text
-    from ..commands.report import render_text_report
-    from .table import render_table
+    from ..fmt import render_table
+    from .by_text import render_text
+    from .text import render_report as render_text_report
 
     parts = [f"fleet run {report.fleet}: {report.counts}", render_table(HOST_HEADERS, [h.cells() for h in report.hosts]),
              *(["\n".join(report.unstored_lines())] if report.unstored else [])]

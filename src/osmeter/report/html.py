@@ -17,13 +17,14 @@ from importlib import resources
 from string import Template
 from typing import Any, Sequence
 
-from .. import __version__, textsafe
+from .. import textsafe
+from ..version import __version__
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
-from . import counters as ctr
+from .. import counters as ctr
 from . import hotspots as hs
 from . import facts as fc
 from . import flags as fl
@@ -31,7 +32,7 @@ from . import names as nm
 from . import plots
 from . import summary as sm
 from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
-from .table import fmt_num, fmt_percent
+from ..fmt import fmt_num, fmt_percent
 
 WIDE_FIGURE_IN = 4.5  # inches: a taller distribution figure gets the page's whole width
 LONG_VALUE = 240  # characters: a longer machine value is folded into <details>

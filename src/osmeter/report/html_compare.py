@@ -14,12 +14,12 @@ from ..compare import sort_by_change as cmp_sorted
 from ..model import RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_KERNEL, machine_text
-from . import counters as ctr
+from .. import counters as ctr
 from . import flags as fl
 from . import names as nm
 from . import plots
 from .html import _table, _value_cell, esc, flag_legend_html, page, params_html, run_subtitle, run_title
-from .table import fmt_num
+from ..fmt import fmt_num
 
 def run_column_label(run: RunInfo) -> str:
     label = run.label or machine_text(run.machine, KEY_KERNEL) or ""

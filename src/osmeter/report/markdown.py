@@ -11,7 +11,7 @@ from typing import Sequence
 
 from .. import textsafe
 from ..records import describe_instance, format_params
-from . import counters as ctr
+from .. import counters as ctr
 from . import hotspots as hs
 from . import facts as fc
 from . import flags as fl
@@ -19,7 +19,7 @@ from . import names as nm
 from . import summary as sm
 from .content import RunReport, machine_rows, ratio_text, setup_rows
 from .html import run_subtitle, run_title
-from .table import fmt_num, fmt_percent
+from ..fmt import fmt_num, fmt_percent
 
 
 # Characters Markdown would read as markup: code, emphasis, links and images, inline HTML,

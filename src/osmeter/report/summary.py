@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from ..model import BenchResult
 from ..stats import best_value
-from .table import fmt_num
+from ..fmt import fmt_num
 
 KBEST_FOOTNOTE = (
     "* no run of 5 samples within 5 % completed: lebench_kbest is LEBench's fallback (the first value of its "

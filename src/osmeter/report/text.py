@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from .. import counters as ctr
 from .. import textsafe
 from ..catalog import LebenchRow
 from ..cgroup import describe_recorded
+from ..fmt import MISSING, fmt_num, fmt_percent, render_table
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
-from . import counters as ctr
 from . import facts as fc
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
-from .table import MISSING, fmt_num, fmt_percent, render_table
 from .targets import render_targets, shown_keys
+
+if TYPE_CHECKING:
+    from .content import RunReport  # the report's sections; content imports the figures (matplotlib)
 
 
 def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
@@ -256,3 +259,11 @@ def render_run(
     if warnings:
         parts.append("\n".join(w.render() for w in warnings))
     return "\n\n".join(parts) + "\n"
+
+
+def render_report(reports: Sequence["RunReport"], expect_path: str = "") -> str:
+    """The report as plain text: each run as `osmeter show` prints it (no escape sequence,
+    control or bidi override from stored text)."""
+    return textsafe.terminal("\n".join(
+        render_run(r.run, r.results, r.warnings, COUNTER_WIDTH, r.names, r.lebench_rows) for r in reports
+    ))

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ...records import format_params
 from .. import plots
-from ..table import human_bytes
+from ...fmt import human_bytes
 from . import NamedFigure, RunData
 
 # Parameters that are byte counts (the catalogue's type "size"): shown in

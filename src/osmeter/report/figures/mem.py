@@ -20,7 +20,7 @@ from typing import Any
 
 from ... import memlevels
 from .. import plots
-from ..table import human_bytes
+from ...fmt import human_bytes
 from . import NamedFigure, RunData
 
 GB = 1e9

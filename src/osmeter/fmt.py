@@ -1,4 +1,6 @@
-"""Plain-text tables and the number format used in them."""
+"""Ground-floor formatting: numbers scaled for people (fmt_num, human_bytes,
+fmt_percent) and plain-text tables (render_table, render_pairs) fitted to the
+terminal."""
 
 from __future__ import annotations
 

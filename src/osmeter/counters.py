@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..model import BenchResult
-from ..records import describe_instance
+from .model import BenchResult
+from .records import describe_instance
 
 OK = "ok"
 MAX_NAMED = 4  # instances named in a note before "and N more"

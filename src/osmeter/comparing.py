@@ -1,0 +1,190 @@
+"""Comparing stored runs: the instances two runs share (benchmark, parameters,
+occurrence), each compared by osmeter.compare's statistics, what could not
+be compared and why, and --fail-above's regressions. Pure orchestration over
+a Store: `osmeter compare`, compare --by (osmeter.compare_by) and the reports
+use it; the tables and documents are report.compare_text's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from . import compare as cmp
+from . import counters as ctr
+from .errors import RegressionFound, UsageError
+from .model import BenchResult, RunInfo
+from .records import canonical_params, describe_instance
+from .repeats import uncertainty
+from .stats import FloatArray
+from .store.base import Store
+
+Key = tuple[str, str, int]  # bench, canonical params, occurrence (a run may repeat an instance)
+
+
+def instance_keys(results: Sequence[BenchResult]) -> dict[Key, BenchResult]:
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[Key, BenchResult] = {}
+    for r in results:
+        base = (r.bench, canonical_params(r.params))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out[(*base, n)] = r
+    return out
+
+
+@dataclass
+class Outcome:
+    runs: list[RunInfo]  # baseline first
+    comparisons: list[cmp.Comparison] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)
+    counter_notes: list[str] = field(default_factory=list)  # counters not counted, once per reason
+    profile_links: list[dict[str, Any]] = field(default_factory=list)  # osmeter hotspots: profiles in both runs
+    _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
+
+    def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta]) -> None:
+        self.comparisons.append(comparison)
+        if deltas:
+            self._deltas[id(comparison)] = deltas
+
+    def deltas(self, comparison: cmp.Comparison) -> list[ctr.CounterDelta]:
+        """The counters both runs counted for this comparison's instance (empty without --counters)."""
+        return self._deltas.get(id(comparison), [])
+
+    @property
+    def has_counters(self) -> bool:
+        return bool(self._deltas)
+
+
+def resolve_runs(store: Store, refs: Sequence[str], baseline: str | None) -> list[RunInfo]:
+    runs: list[RunInfo] = []
+    for ref in refs:
+        info = store.run(ref)
+        if any(r.id == info.id for r in runs):
+            raise UsageError(f"run {info.id} is given twice")
+        runs.append(info)
+    if baseline is not None:
+        base = store.run(baseline)
+        runs = [base] + [r for r in runs if r.id != base.id]
+    if len(runs) < 2:
+        raise UsageError("compare needs at least two different runs")
+    return runs
+
+
+def _label(key: Key) -> str:
+    return describe_instance(key[0], json.loads(key[1])) + (f" (#{key[2] + 1})" if key[2] else "")
+
+
+def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
+                 stats: Sequence[str] | None = None) -> Outcome:
+    """Every instance ok in the baseline and in another run, compared; the rest
+    listed. `stats` (--stat): the extra statistics for every instance; None:
+    cmp.stats_for's default (max and variance for the rt family)."""
+    base_run, others = runs[0], runs[1:]
+    base_results = store.results(base_run.id)
+    other_results = {r.id: store.results(r.id) for r in others}
+    base = instance_keys(base_results)
+    other_keys = {r.id: instance_keys(other_results[r.id]) for r in others}
+    outcome = Outcome(list(runs))
+    outcome.counter_notes = counter_notes(runs, [base_results, *other_results.values()])
+    reasons: dict[str, list[str]] = {}  # reason -> runs
+
+    def note(key: Key, why: str, run_id: int) -> None:
+        reasons.setdefault(f"{_label(key)}: {why}", []).append(str(run_id))
+
+    for key, b in base.items():
+        if b.status != "ok" or b.summary is None:
+            for r in others:
+                if key in other_keys[r.id]:
+                    note(key, f"{b.status} in the baseline ({b.reason})", r.id)
+            continue
+        base_samples = None
+        base_medians = None
+        for r in others:
+            o = other_keys[r.id].get(key)
+            if o is None:
+                note(key, "not in run", r.id)
+                continue
+            if o.status != "ok" or o.summary is None:
+                note(key, f"{o.status} ({o.reason})", r.id)
+                continue
+            if o.unit != b.unit:
+                note(key, f"measured in {o.unit}, the baseline in {b.unit}", r.id)
+                continue
+            other_samples = store.samples(r.id, o.seq)
+            if base_samples is None:
+                base_samples = store.samples(base_run.id, b.seq)
+                if base_samples is None:
+                    note(key, "the baseline has no stored samples", r.id)
+                    break
+                base_medians = cmp.baseline_resampled_medians(base_samples)
+            if other_samples is None:
+                note(key, "no stored samples", r.id)
+                continue
+            outcome.add(
+                cmp.compare_instance(
+                    compared_instance(b, base_samples),
+                    compared_instance(o, other_samples),
+                    run_id=r.id,
+                    baseline_id=base_run.id,
+                    threshold=threshold,
+                    baseline_medians=base_medians,
+                    stats=cmp.stats_for(b.bench, stats),
+                ),
+                ctr.deltas(b, o),
+            )
+    for r in others:
+        for key in other_keys[r.id]:
+            if key not in base:
+                note(key, "not in the baseline", r.id)
+    outcome.not_compared = [f"{why} (run {', '.join(ids)})" for why, ids in reasons.items()]
+    compared = {c.run_id for c in outcome.comparisons}
+    lonely = [r for r in others if r.id not in compared]
+    if lonely:
+        names = ", ".join(str(r.id) for r in lonely)
+        raise UsageError(
+            f"run {names} and the baseline run {base_run.id} have no benchmark in common "
+            "(the same benchmark and parameters, ok in both); `osmeter show RUN` lists what each run holds"
+        )
+    return outcome
+
+
+def compared_instance(r: BenchResult, samples: FloatArray) -> cmp.Instance:
+    """A stored result as compare needs it: its samples, and the uncertainty of
+    its repetitions when it has several."""
+    assert r.summary is not None
+    return cmp.Instance(
+        r.bench,
+        r.params,
+        r.unit,
+        r.summary.median,
+        samples,
+        uncertainty=uncertainty(r.repetitions),
+        ci=(r.summary.ci_low, r.summary.ci_high),
+        flags=r.flags,
+    )
+
+
+def counter_notes(runs: Sequence[RunInfo], results: Sequence[Sequence[BenchResult]]) -> list[str]:
+    """What the counters could not do, once per note, with the runs it concerns."""
+    seen: dict[str, list[str]] = {}
+    for run, rs in zip(runs, results):
+        for note in ctr.notes(rs):
+            seen.setdefault(note, []).append(str(run.id))
+    every = len(runs)
+    return [
+        note if len(ids) == every else f"run{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {note}"
+        for note, ids in seen.items()
+    ]
+
+
+def raise_regressions(comparisons: Sequence[cmp.Comparison], limit_pct: float,
+                      where: Callable[[cmp.Comparison], str]) -> None:
+    """--fail-above: RegressionFound naming the five worst significant changes for the worse beyond the limit."""
+    bad = sorted(cmp.regressions_above(comparisons, limit_pct / 100), key=lambda c: -c.worse)
+    if bad:
+        worst = ", ".join(f"{describe_instance(c.bench, c.params)} {where(c)} {100 * c.change:+.1f}%"
+                          for c in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise RegressionFound(f"{len(bad)} significant regression(s) above {limit_pct:g}%: {worst}{more}")

@@ -1,0 +1,66 @@
+"""The report's formats: one renderer per dialect (HTML, Markdown, plain
+text) behind one registry, the runs' sections built once for all of them,
+and the fleet run's report (report.fleet) by the same registry's names.
+docs/report.md.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..errors import UsageError
+from ..store.base import Store
+from . import fleet as fleet_report
+from . import html, markdown, text
+from . import names as nm
+from .content import RunReport, build_run_report
+from .expect import Prediction, match
+
+Renderer = Callable[[Sequence[RunReport], str], str]
+
+RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report, "txt": text.render_report}
+SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt"}
+REFUSED = {".pdf": "osmeter has no PDF renderer (print the HTML report to PDF from a browser)"}
+DEFAULT_FORMAT = "html"
+
+
+def build_reports(
+    store: Store,
+    refs: Sequence[str],
+    predictions: Sequence[Prediction],
+    expect_path: str,
+    with_figures: bool,
+    names: str = "osmeter",
+) -> list[RunReport]:
+    runs = []
+    for ref in refs:
+        info = store.run(ref)
+        if any(info.id == r.id for r in runs):
+            raise UsageError(f"run {info.id} is given twice")
+        runs.append(info)
+    if predictions:  # every unit checked before any figure is drawn
+        for info in runs:
+            match(predictions, store.results(info.id), expect_path)
+    row_names = nm.row_names(names)
+    rows = nm.table_rows(row_names, runs)
+    return [
+        build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows) for info in runs
+    ]
+
+
+def render(
+    store: Store,
+    refs: Sequence[str],
+    fmt: str,
+    predictions: Sequence[Prediction] = (),
+    expect_path: str = "",
+    names: str = "osmeter",
+    fleet: str | None = None,
+) -> str:
+    """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench."""
+    if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
+        report = fleet_report.build(store, fleet, names, lambda s, runs: build_reports(
+            s, runs, predictions, expect_path, with_figures=fmt == "html", names=names))
+        return fleet_report.render(report, fmt, expect_path)
+    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
+    return RENDERERS[fmt](reports, expect_path)
