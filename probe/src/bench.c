@@ -4,7 +4,6 @@
 #include "bench.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,18 +126,4 @@ void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
 		osm_counters_disable(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
 	if (ctx->profile && ctx->counting)
 		osm_profile_disable(ctx->profile, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double osm_sort_median(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

@@ -201,9 +201,6 @@ int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
-/* Sorts v[0..n-1] ascending and returns its median (the mean of the middle
- * two for even n); NAN for n = 0. */
-double osm_sort_median(double *v, size_t n);
 /* A fact in words (key: a string literal); replaces an earlier value of the
  * same key; a value longer than OSM_INFO_LEN - 1 is cut in its middle, the cut
  * marked, as osm_fail does. Shown

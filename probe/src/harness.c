@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "counters.h"
 #include "profile.h"
+#include "samples.h"
 
 /* Operations at least this long are timed one by one (DESIGN 4.2) ... */
 #define ONE_BY_ONE_NS 1000.0
@@ -48,12 +49,6 @@ uint64_t osm_next_batch(uint64_t b, double t_ns, double target_ns)
 	return (uint64_t)want;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Robust relative standard error of the median:
  *   sigma  = 1.4826 * MAD            (MAD: median absolute deviation)
  *   se     = 1.2533 * sigma / sqrt(n) (asymptotic SE of a normal median)
@@ -70,15 +65,11 @@ static double robust_rse_median(const double *v, size_t n, double *scratch, doub
 	if (n < 2)
 		return INFINITY;
 	memcpy(scratch, v, n * sizeof(double));
-	qsort(scratch, n, sizeof(double), cmp_double);
-	double med = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	double med = osm_sort_median(scratch, n);
 	*med_out = med;
 	if (med == 0)
 		return INFINITY;
-	for (size_t i = 0; i < n; i++)
-		scratch[i] = fabs(v[i] - med);
-	qsort(scratch, n, sizeof(double), cmp_double);
-	double mad = n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	double mad = osm_mad(v, n, med, scratch);
 	if (mad < mad_floor)
 		mad = mad_floor;
 	return 1.2533 * 1.4826 * mad / sqrt((double)n) / fabs(med);
@@ -230,20 +221,6 @@ static double now_s(void)
 	return (double)osm_mono_raw_ns() * 1e-9;
 }
 
-static int push_value(struct osm_measurement *m, size_t *cap, double v)
-{
-	if (m->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
-		double *nv = realloc(m->values, nc * sizeof(double));
-		if (!nv)
-			return -1;
-		m->values = nv;
-		*cap = nc;
-	}
-	m->values[m->n++] = v;
-	return 0;
-}
-
 static double to_unit(const struct osm_ctx *ctx, double ns_per_op)
 {
 	if (ctx->bench->unit == OSM_UNIT_BYTES_PER_S)
@@ -352,7 +329,7 @@ static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_me
 		  double t_start, double **scratch, double *rse)
 {
 	uint64_t batch = m->batch;
-	size_t cap = 0;
+	struct osm_samples vals = {0}; /* m->values and m->n are its v and n */
 	size_t next_check = 2;
 	double t_sampling = now_s();
 	int st = OSM_OK;
@@ -364,7 +341,10 @@ static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_me
 		double v = to_unit(ctx, t / (double)batch);
 		if (!isfinite(v))
 			return osm_fail(ctx, OSM_ERROR, "measured a zero duration: the clock is too coarse for this benchmark");
-		if (push_value(m, &cap, v))
+		int full = osm_samples_push(&vals, v);
+		m->values = vals.v;
+		m->n = vals.n;
+		if (full)
 			return osm_fail(ctx, OSM_ERROR, "out of memory for samples");
 		if (periodic) {
 			double tn = now_s();
@@ -379,7 +359,7 @@ static int sample(struct osm_ctx *ctx, const struct osm_budget *b, struct osm_me
 		 * has grown by 5 % (and at min_samples): the checks of a whole
 		 * instance sum to about 21 final-n's worth of work, O(n log n). */
 		if (m->n >= next_check || m->n == (size_t)b->min_samples) {
-			double *ns = realloc(*scratch, cap * sizeof(double));
+			double *ns = realloc(*scratch, vals.cap * sizeof(double));
 			if (!ns)
 				return osm_fail(ctx, OSM_ERROR, "out of memory for samples");
 			*scratch = ns;
@@ -452,17 +432,4 @@ void osm_measurement_free(struct osm_measurement *m)
 	free(m->values);
 	m->values = NULL;
 	m->n = 0;
-}
-
-double osm_median(const double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	double *c = malloc(n * sizeof(double));
-	if (!c)
-		return NAN;
-	memcpy(c, v, n * sizeof(double));
-	double med = osm_sort_median(c, n);
-	free(c);
-	return med;
 }

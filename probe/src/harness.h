@@ -79,7 +79,4 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 			    struct osm_measurement *m);
 void osm_measurement_free(struct osm_measurement *m);
 
-/* Median of a copy of v (v is not reordered). */
-double osm_median(const double *v, size_t n);
-
 #endif

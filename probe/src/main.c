@@ -34,6 +34,7 @@
 #include "log.h"
 #include "peer.h"
 #include "profile.h"
+#include "samples.h"
 #include "sysinfo.h"
 
 enum { EXIT_OK = 0, EXIT_BENCH_FAILED = 1, EXIT_USAGE = 2, EXIT_CANNOT_RUN = 3 };

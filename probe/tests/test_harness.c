@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "harness.h"
+#include "samples.h"
 #include "tap.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -19,6 +19,7 @@
 #include "../clock.h"
 #include "../compiler.h"
 #include "../procs.h"
+#include "../samples.h"
 
 #define LINE 64
 #define OVH_CHUNKS 31
@@ -44,18 +45,6 @@ static char *ws_alloc(size_t len)
 	return p;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_sorted(double *v, size_t n)
-{
-	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* ---- ctxsw.pipe ------------------------------------------------------- */
 
 struct member {
@@ -79,8 +68,7 @@ struct ring_state {
 	struct member m[MAX_RING];
 	char *ws;                   /* the probe's own working set */
 	double overhead_ns;         /* per hop */
-	double *raw;                /* raw ns per switch of every sample */
-	size_t n_raw, cap_raw;
+	struct osm_samples raw;     /* raw ns per switch of every sample */
 };
 
 /* A ring member's life: read the token, pass over the working set, pass the
@@ -154,7 +142,7 @@ static double pipe_overhead(struct ring_state *s, double *spread, char *msg, siz
 		if (c == OVH_CHUNKS)
 			break;
 	}
-	double med = median_sorted(chunk, OVH_CHUNKS); /* sorts */
+	double med = osm_sort_median(chunk, OVH_CHUNKS); /* sorts */
 	result = chunk[0];
 	*spread = (med - chunk[0]) / chunk[0];
 out:
@@ -329,15 +317,8 @@ int ctxsw_ring_run(struct osm_ctx *ctx, uint64_t batch)
 		return osm_fail(ctx, OSM_ERROR,
 				"the pipe transfer (%.0f ns per hop) costs as much as a whole hop (%.0f ns): "
 				"cannot separate a context switch from it", s->overhead_ns, raw);
-	if (s->n_raw == s->cap_raw) {
-		size_t nc = s->cap_raw ? 2 * s->cap_raw : 1024;
-		double *nv = realloc(s->raw, nc * sizeof(double));
-		if (!nv)
-			return osm_fail(ctx, OSM_ERROR, "out of memory");
-		s->raw = nv;
-		s->cap_raw = nc;
-	}
-	s->raw[s->n_raw++] = raw;
+	if (osm_samples_push(&s->raw, raw))
+		return osm_fail(ctx, OSM_ERROR, "out of memory");
 	ctx->self_ns = (raw - s->overhead_ns) * (double)batch;
 	return OSM_OK;
 }
@@ -360,12 +341,12 @@ void ctxsw_ring_teardown(struct osm_ctx *ctx)
 	for (int k = 0; k < MAX_RING; k++)
 		if (s->pipes[k][0] >= 0)
 			close(s->pipes[k][0]);
-	if (s->n_raw) {
+	if (s->raw.n) {
 		/* The warm-up's rounds are in here too; they are few. */
-		osm_add_extra(ctx, "raw_ns", median_sorted(s->raw, s->n_raw));
-		osm_add_extra(ctx, "raw_min_ns", s->raw[0]);
+		osm_add_extra(ctx, "raw_ns", osm_sort_median(s->raw.v, s->raw.n));
+		osm_add_extra(ctx, "raw_min_ns", s->raw.v[0]);
 	}
-	free(s->raw);
+	osm_samples_free(&s->raw);
 	free(s->ws);
 	free(s);
 	ctx->priv = NULL;

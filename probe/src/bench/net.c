@@ -19,7 +19,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,40 +393,6 @@ int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const
 				np->addr, call, n, np->what);
 	return osm_fail(ctx, OSM_ERROR, "%s with peer %s: %s (after %llu %s)", call, np->addr, strerror(e), n,
 			np->what);
-}
-
-int net_vals_push(struct net_vals *a, double x)
-{
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 256;
-		double *nv = realloc(a->v, nc * sizeof(double));
-		if (!nv)
-			return -1;
-		a->v = nv;
-		a->cap = nc;
-	}
-	a->v[a->n++] = x;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double net_vals_median(struct net_vals *a)
-{
-	if (!a->n)
-		return NAN;
-	qsort(a->v, a->n, sizeof(double), cmp_double);
-	return a->n % 2 ? a->v[a->n / 2] : (a->v[a->n / 2 - 1] + a->v[a->n / 2]) / 2;
-}
-
-void net_vals_free(struct net_vals *a)
-{
-	free(a->v);
-	memset(a, 0, sizeof(*a));
 }
 
 /* ---- the table -------------------------------------------------------- */

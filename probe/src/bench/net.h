@@ -91,15 +91,6 @@ ssize_t net_recv_all(int fd, void *buf, size_t len);
  * strerror. Returns OSM_ERROR. */
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call);
 
-/* Sorting and medians of the figures benchmarks keep for their extras. */
-struct net_vals {
-	double *v;
-	size_t n, cap;
-};
-int net_vals_push(struct net_vals *a, double x); /* 0, or -1 out of memory */
-double net_vals_median(struct net_vals *a);      /* NAN when empty; sorts */
-void net_vals_free(struct net_vals *a);
-
 /* ---- the datagram round trip (net_dgram.c), shared by udp and icmp ---- */
 
 struct net_dgram {

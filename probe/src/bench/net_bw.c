@@ -28,6 +28,7 @@
 
 #include "../bench.h"
 #include "../clock.h"
+#include "../samples.h"
 #include "net.h"
 
 #define MIN_WARM_NS 20e6
@@ -40,7 +41,7 @@ struct bw_state {
 	double dur_ns, warm_ns;
 	char *buf;             /* BUF_OFFSET bytes into mem */
 	void *mem;
-	struct net_vals rates; /* sampled intervals, bytes/s */
+	struct osm_samples rates; /* sampled intervals, bytes/s */
 	double bytes_moved;    /* every sample's connection, warm-ups included */
 	double mss;
 };
@@ -51,13 +52,13 @@ void net_bw_teardown(struct osm_ctx *ctx)
 	if (!s)
 		return;
 	if (s->rates.n)
-		osm_add_extra(ctx, "bits_per_s", 8 * net_vals_median(&s->rates));
+		osm_add_extra(ctx, "bits_per_s", 8 * osm_sort_median(s->rates.v, s->rates.n));
 	if (s->bytes_moved > 0)
 		osm_add_extra(ctx, "bytes_moved", s->bytes_moved);
 	if (s->mss > 0)
 		osm_add_extra(ctx, "mss", s->mss);
 	net_peer_stop(&s->np);
-	net_vals_free(&s->rates);
+	osm_samples_free(&s->rates);
 	free(s->mem);
 	free(s);
 	ctx->priv = NULL;
@@ -196,7 +197,7 @@ int net_bw_run(struct osm_ctx *ctx, uint64_t batch)
 		if (st != OSM_OK)
 			return st;
 		s->np.done++;
-		if (ctx->counting && t > 0 && net_vals_push(&s->rates, b * 1e9 / t))
+		if (ctx->counting && t > 0 && osm_samples_push(&s->rates, b * 1e9 / t))
 			return osm_fail(ctx, OSM_ERROR, "out of memory");
 		bytes += b;
 		ns += t;

@@ -41,6 +41,7 @@
 
 #include "../bench.h"
 #include "../clock.h"
+#include "../samples.h"
 #include "net.h"
 
 /* tcp_connect: connects between two sessions with the peer (see above). */
@@ -51,7 +52,7 @@ struct conn_state {
 	int passive;            /* tcp_close side=passive */
 	unsigned since_sync;    /* tcp_connect: connects since the last session */
 	uint64_t syn_retrans;   /* tcp_connect: connects whose SYN went out again */
-	struct net_vals a, b;   /* per sampled operation: the extras' parts */
+	struct osm_samples a, b; /* per sampled operation: the extras' parts */
 	const char *a_key, *b_key;
 };
 
@@ -63,12 +64,12 @@ void net_conn_teardown(struct osm_ctx *ctx)
 	if (!s->a_key && s->np.done)
 		osm_add_extra(ctx, "syn_retransmits", (double)s->syn_retrans);
 	if (s->a.n)
-		osm_add_extra(ctx, s->a_key, net_vals_median(&s->a));
+		osm_add_extra(ctx, s->a_key, osm_sort_median(s->a.v, s->a.n));
 	if (s->b.n)
-		osm_add_extra(ctx, s->b_key, net_vals_median(&s->b));
+		osm_add_extra(ctx, s->b_key, osm_sort_median(s->b.v, s->b.n));
 	net_peer_stop(&s->np);
-	net_vals_free(&s->a);
-	net_vals_free(&s->b);
+	osm_samples_free(&s->a);
+	osm_samples_free(&s->b);
 	free(s);
 	ctx->priv = NULL;
 }
@@ -249,7 +250,7 @@ int net_close_run(struct osm_ctx *ctx, uint64_t batch)
 		int st = one_close(ctx, s, fd, &a, &b, &ns);
 		if (st != OSM_OK)
 			return st;
-		if (ctx->counting && (net_vals_push(&s->a, a) || net_vals_push(&s->b, b)))
+		if (ctx->counting && (osm_samples_push(&s->a, a) || osm_samples_push(&s->b, b)))
 			return osm_fail(ctx, OSM_ERROR, "out of memory");
 		total += ns;
 		s->np.done++;

@@ -28,6 +28,7 @@
 
 #include "../clock.h"
 #include "../compiler.h"
+#include "../samples.h"
 
 const struct osm_param osm_rt_osnoise_params[] = {
 	{.name = "window_ms", .type = OSM_P_INT, .def = 10, .min = 1, .max = 10000,

@@ -37,6 +37,7 @@
 
 #include "../clock.h"
 #include "../compiler.h"
+#include "../samples.h"
 #include "rt_kernels.h"
 
 const struct osm_param osm_rt_workload_params[] = {
@@ -60,8 +61,7 @@ struct workload {
 	const struct osm_rt_kernel *k;
 	int64_t period_ns, deadline_ns, release_ns;
 	double unstressed_median;
-	double *resp;
-	size_t n_resp, cap_resp;
+	struct osm_samples resp; /* response times (ns) */
 	uint64_t misses, jobs;
 	double resp_sum, resp_max;
 };
@@ -125,14 +125,8 @@ int osm_rt_workload_run(struct osm_ctx *ctx, uint64_t batch)
 	struct workload *w = ctx->priv;
 	(void)batch;
 	/* Room for this job's response time, grown before the job runs. */
-	if (ctx->counting && w->n_resp == w->cap_resp) {
-		size_t nc = w->cap_resp ? 2 * w->cap_resp : 4096;
-		double *nr = realloc(w->resp, nc * sizeof(double));
-		if (!nr)
-			return osm_fail(ctx, OSM_ERROR, "out of memory for response times");
-		w->resp = nr;
-		w->cap_resp = nc;
-	}
+	if (ctx->counting && osm_samples_reserve(&w->resp, 1))
+		return osm_fail(ctx, OSM_ERROR, "out of memory for response times");
 	struct timespec rel = osm_ns_ts(w->release_ns);
 	int e;
 	while ((e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &rel, NULL)) == EINTR)
@@ -152,7 +146,7 @@ int osm_rt_workload_run(struct osm_ctx *ctx, uint64_t batch)
 	if (!ctx->counting)
 		return OSM_OK;
 	w->jobs++;
-	w->resp[w->n_resp++] = resp;
+	w->resp.v[w->resp.n++] = resp; /* room reserved above */
 	w->resp_sum += resp;
 	if (resp > w->resp_max)
 		w->resp_max = resp;
@@ -167,7 +161,7 @@ void osm_rt_workload_teardown(struct osm_ctx *ctx)
 	if (!w)
 		return;
 	osm_rt_end(ctx, &w->env);
-	double med = osm_sort_median(w->resp, w->n_resp); /* NAN for none */
+	double med = osm_sort_median(w->resp.v, w->resp.n); /* NAN for none */
 	osm_add_extra(ctx, "period_ns", (double)w->period_ns);
 	osm_add_extra(ctx, "deadline_ns", (double)w->deadline_ns);
 	osm_add_extra(ctx, "misses", (double)w->misses);
@@ -176,7 +170,7 @@ void osm_rt_workload_teardown(struct osm_ctx *ctx)
 	osm_add_extra(ctx, "resp_median_ns", med);
 	osm_add_extra(ctx, "resp_max_ns", w->jobs ? w->resp_max : NAN);
 	osm_add_extra(ctx, "unstressed_median_ns", w->unstressed_median);
-	free(w->resp);
+	osm_samples_free(&w->resp);
 	free(w);
 	ctx->priv = NULL;
 }

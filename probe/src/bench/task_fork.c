@@ -20,6 +20,7 @@
 #include "../clock.h"
 #include "../compiler.h"
 #include "../procs.h"
+#include "../samples.h"
 
 #define PAGE 4096
 #define MIB (1024 * 1024)
@@ -298,12 +299,6 @@ static int start_round(struct osm_ctx *ctx, struct fork_state *s)
 
 /* ---- the fork benchmarks ---------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int fork_check_resources(struct osm_ctx *ctx, struct fork_state *s)
 {
 	if (s->touched_mib > 0) {
@@ -534,9 +529,9 @@ void task_fork_teardown(struct osm_ctx *ctx)
 				memcpy(v + off, s->sh->vals + (size_t)(k - 1) * PEER_CAP, m * sizeof(double));
 				off += m;
 			}
-			qsort(v, n, sizeof(double), cmp_double);
+			double med = osm_sort_median(v, n);
 			osm_add_extra(ctx, "peers_min_ns", v[0]);
-			osm_add_extra(ctx, "peers_median_ns", n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+			osm_add_extra(ctx, "peers_median_ns", med);
 			osm_add_extra(ctx, "peers_max_ns", v[n - 1]);
 			osm_add_extra(ctx, "peers_n", (double)n);
 			free(v);

@@ -29,6 +29,7 @@
 #include "../bench.h"
 #include "../clock.h"
 #include "../compiler.h"
+#include "../samples.h"
 
 #define MAX_CHUNKS 8192      /* per side */
 #define SIDE_NS 300e6        /* calibrate >= 0.3 s on each side of sampling */
@@ -110,18 +111,6 @@ static int spin_setup(struct osm_ctx *ctx)
 	return OSM_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void spin_teardown(struct osm_ctx *ctx)
 {
 	struct spin_state *st = ctx->priv;
@@ -131,11 +120,11 @@ static void spin_teardown(struct osm_ctx *ctx)
 	if (all) {
 		memcpy(all, st->chunk[0], (size_t)nb * sizeof(double));
 		memcpy(all + nb, st->chunk[1], (size_t)na * sizeof(double));
-		osm_add_extra(ctx, "expected_ns", median_of(all, nb + na));
+		osm_add_extra(ctx, "expected_ns", osm_sort_median(all, (size_t)(nb + na)));
 		free(all);
 	}
-	double before = median_of(st->chunk[0], nb);
-	double after = median_of(st->chunk[1], na);
+	double before = osm_sort_median(st->chunk[0], (size_t)nb);
+	double after = osm_sort_median(st->chunk[1], (size_t)na);
 	osm_add_extra(ctx, "drift", (after - before) / before);
 	free(st);
 	ctx->priv = NULL;
