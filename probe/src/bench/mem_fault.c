@@ -63,6 +63,7 @@ struct fault_state {
 	char path[512];
 	uint64_t pages, minflt, majflt; /* totals over all samples, for extra */
 	uint64_t sink;
+	int map_prot;      /* mem.mmap: the protection its prot= asks for */
 };
 
 static int make_state(struct osm_ctx *ctx, struct fault_state **out)
@@ -439,97 +440,111 @@ static void unmap_all(void **a, size_t n, size_t size)
 			munmap(a[i], size);
 }
 
-int osm_mem_mmap_run(struct osm_ctx *ctx, uint64_t batch)
+/* g private mappings of the file into a[], off the clock. With PROT_WRITE
+ * every byte is written, as LEBench does before munmap: private copies of
+ * every page, and the data in the caches as LEBench leaves it. OSM_OK, or
+ * the mmap error (ctx->msg) with the mappings made so far undone. */
+static int map_group(struct osm_ctx *ctx, const struct fault_state *s, void **a, size_t g, int prot)
+{
+	for (size_t i = 0; i < g; i++) {
+		a[i] = mmap(NULL, s->size, prot, MAP_PRIVATE, s->fd, 0);
+		if (a[i] == MAP_FAILED) {
+			int e = errno;
+			unmap_all(a, i, s->size);
+			errno = e;
+			return osm_fail_errno(ctx, "mmap");
+		}
+		if (prot & PROT_WRITE) {
+			memset(a[i], 'b', s->size);
+			OSM_CLOBBER();
+		}
+	}
+	return OSM_OK;
+}
+
+/* What is timed of one group of g calls (a holds the group's mappings,
+ * room for GROUP): its clock ticks in *ticks; 0, or -1 with errno from the
+ * call that failed. */
+typedef int (*group_fn)(struct fault_state *s, void **a, size_t g, uint64_t *ticks);
+
+/* run() of the three: batch calls in groups of group_size(), each group's
+ * mappings made off the clock first unless pre_prot is 0 (then `timed`
+ * makes them), each group timed by `timed`; ctx->self_ns is the sum. A
+ * failure of `timed` is an error naming `call`. */
+static int run_groups(struct osm_ctx *ctx, uint64_t batch, int pre_prot, group_fn timed, const char *call)
 {
 	struct fault_state *s = ctx->priv;
 	void *a[GROUP];
 	double ns = 0;
-	int prot = osm_param_int(ctx, "prot") == 0 ? PROT_READ : PROT_READ | PROT_WRITE;
 	for (uint64_t done = 0; done < batch;) {
 		size_t g = group_size(ctx, s, batch - done);
-		size_t ok = 0;
-		uint64_t t0 = osm_clock_start();
-		for (; ok < g; ok++) {
-			a[ok] = mmap(NULL, s->size, prot, MAP_PRIVATE, s->fd, 0);
-			if (a[ok] == MAP_FAILED)
-				break;
-		}
-		uint64_t t1 = osm_clock_stop();
-		int e = errno;
-		unmap_all(a, ok, s->size);
-		if (ok < g) {
-			errno = e;
-			return osm_fail_errno(ctx, "mmap");
-		}
-		ns += osm_ticks_to_ns(t1 - t0);
+		if (pre_prot && map_group(ctx, s, a, g, pre_prot) != OSM_OK)
+			return OSM_ERROR;
+		uint64_t ticks = 0;
+		if (timed(s, a, g, &ticks))
+			return osm_fail_errno(ctx, call);
+		ns += osm_ticks_to_ns(ticks);
 		done += g;
 	}
 	ctx->self_ns = ns;
 	return OSM_OK;
+}
+
+/* mem.mmap: the mmap() calls timed, the mappings undone off the clock. */
+static int mmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+{
+	size_t ok = 0;
+	uint64_t t0 = osm_clock_start();
+	for (; ok < g; ok++) {
+		a[ok] = mmap(NULL, s->size, s->map_prot, MAP_PRIVATE, s->fd, 0);
+		if (a[ok] == MAP_FAILED)
+			break;
+	}
+	*ticks = osm_clock_stop() - t0;
+	int e = errno;
+	unmap_all(a, ok, s->size);
+	errno = e;
+	return ok < g ? -1 : 0;
+}
+
+/* mem.munmap: the munmap() calls of written private mappings timed. */
+static int munmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+{
+	int failed = 0;
+	uint64_t t0 = osm_clock_start();
+	for (size_t i = 0; i < g; i++)
+		failed |= munmap(a[i], s->size);
+	*ticks = osm_clock_stop() - t0;
+	return failed ? -1 : 0;
+}
+
+/* mem.page_fault: the first read of each fresh read-only mapping timed. */
+static int fault_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+{
+	uint64_t sum = 0;
+	uint64_t t0 = osm_clock_start();
+	for (size_t i = 0; i < g; i++)
+		sum += (unsigned char)*(volatile char *)a[i];
+	*ticks = osm_clock_stop() - t0;
+	unmap_all(a, g, s->size);
+	s->sink += sum;
+	OSM_KEEP(s->sink);
+	return 0;
+}
+
+int osm_mem_mmap_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	struct fault_state *s = ctx->priv;
+	s->map_prot = osm_param_int(ctx, "prot") == 0 ? PROT_READ : PROT_READ | PROT_WRITE;
+	return run_groups(ctx, batch, 0, mmap_group, "mmap");
 }
 
 int osm_mem_munmap_run(struct osm_ctx *ctx, uint64_t batch)
 {
-	struct fault_state *s = ctx->priv;
-	void *a[GROUP];
-	double ns = 0;
-	for (uint64_t done = 0; done < batch;) {
-		size_t g = group_size(ctx, s, batch - done);
-		for (size_t i = 0; i < g; i++) {
-			a[i] = mmap(NULL, s->size, PROT_WRITE, MAP_PRIVATE, s->fd, 0);
-			if (a[i] == MAP_FAILED) {
-				int e = errno;
-				unmap_all(a, i, s->size);
-				errno = e;
-				return osm_fail_errno(ctx, "mmap");
-			}
-			/* Every byte written, as LEBench does: private copies of
-			 * every page, and the data in the caches as LEBench leaves
-			 * it. */
-			memset(a[i], 'b', s->size);
-			OSM_CLOBBER();
-		}
-		int failed = 0;
-		uint64_t t0 = osm_clock_start();
-		for (size_t i = 0; i < g; i++)
-			failed |= munmap(a[i], s->size);
-		uint64_t t1 = osm_clock_stop();
-		if (failed)
-			return osm_fail_errno(ctx, "munmap");
-		ns += osm_ticks_to_ns(t1 - t0);
-		done += g;
-	}
-	ctx->self_ns = ns;
-	return OSM_OK;
+	return run_groups(ctx, batch, PROT_WRITE, munmap_group, "munmap");
 }
 
 int osm_mem_page_fault_run(struct osm_ctx *ctx, uint64_t batch)
 {
-	struct fault_state *s = ctx->priv;
-	void *a[GROUP];
-	double ns = 0;
-	uint64_t sum = 0;
-	for (uint64_t done = 0; done < batch;) {
-		size_t g = group_size(ctx, s, batch - done);
-		for (size_t i = 0; i < g; i++) {
-			a[i] = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-			if (a[i] == MAP_FAILED) {
-				int e = errno;
-				unmap_all(a, i, s->size);
-				errno = e;
-				return osm_fail_errno(ctx, "mmap");
-			}
-		}
-		uint64_t t0 = osm_clock_start();
-		for (size_t i = 0; i < g; i++)
-			sum += (unsigned char)*(volatile char *)a[i];
-		uint64_t t1 = osm_clock_stop();
-		unmap_all(a, g, s->size);
-		ns += osm_ticks_to_ns(t1 - t0);
-		done += g;
-	}
-	s->sink += sum;
-	OSM_KEEP(s->sink);
-	ctx->self_ns = ns;
-	return OSM_OK;
+	return run_groups(ctx, batch, PROT_READ, fault_group, "read"); /* never fails */
 }
