@@ -1,11 +1,12 @@
-/* profile.c - see profile.h; the back ends are profile_perf.c (sample) and
- * profile_ftrace.c (function). */
+/* profile.c - see profile.h: the entry points, which pick the back end
+ * once (profile_perf.c for "sample", profile_ftrace.c for "function") and
+ * drive it through its operations (profile_int.h), and the `profile`
+ * record. */
 #include "profile_int.h"
 
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 int osm_profile_parse_mode(const char *s, int *mode)
 {
@@ -31,110 +32,6 @@ int osm_profile_parse_event(const char *s, int *event)
 	return 0;
 }
 
-/* ---- string table -------------------------------------------------------- */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int grow(struct osm_strmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	char **keys = calloc(cap, sizeof(*keys));
-	uint64_t *vals = calloc(cap, sizeof(*vals));
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		size_t k = hash_str(m->keys[i]) & (cap - 1);
-		while (keys[k])
-			k = (k + 1) & (cap - 1);
-		keys[k] = m->keys[i];
-		vals[k] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
-int osm_strmap_add(struct osm_strmap *m, const char *key, uint64_t w)
-{
-	if ((m->n + 1) * 2 > m->cap && grow(m))
-		return -1;
-	size_t k = hash_str(key) & (m->cap - 1);
-	while (m->keys[k] && strcmp(m->keys[k], key))
-		k = (k + 1) & (m->cap - 1);
-	if (!m->keys[k]) {
-		if (!(m->keys[k] = strdup(key)))
-			return -1;
-		m->n++;
-	}
-	m->vals[k] += w;
-	return 0;
-}
-
-void osm_strmap_free(struct osm_strmap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-/* ---- common -------------------------------------------------------------- */
-
-void osm_prof_note(struct osm_profile *p, const char *fmt, ...)
-{
-	if (p->n_notes >= OSM_PROF_NOTES)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(p->notes[p->n_notes++], sizeof(p->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
-void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
-	va_end(ap);
-	p->status = "unsupported";
-}
-
-void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int kernel)
-{
-	size_t o = *off;
-	if (o && o + 1 < len)
-		buf[o++] = ';';
-	for (const char *s = name; *s && o + 1 < len; s++)
-		buf[o++] = *s == ';' ? ':' : (*s == '\n' || *s == '\r' || *s == '\t') ? ' ' : *s;
-	if (kernel)
-		for (const char *s = "_[k]"; *s && o + 1 < len; s++)
-			buf[o++] = *s;
-	buf[o < len ? o : len - 1] = 0;
-	*off = o;
-}
-
-uint64_t osm_prof_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 struct osm_profile *osm_profile_new(const struct osm_profile_spec *spec)
 {
 	struct osm_profile *p = calloc(1, sizeof(*p));
@@ -145,15 +42,13 @@ struct osm_profile *osm_profile_new(const struct osm_profile_spec *spec)
 	p->weight_unit = spec->mode == OSM_PROF_FUNCTION ? "ns" : "samples";
 	p->event_name = spec->mode == OSM_PROF_FUNCTION ? "ftrace:function" : "cpu-clock";
 	snprintf(p->sym_kernel, sizeof(p->sym_kernel), "unavailable");
+	p->backend = spec->mode == OSM_PROF_FUNCTION ? &osm_prof_ftrace_ops : &osm_prof_perf_ops;
 	return p;
 }
 
 void osm_profile_open(struct osm_profile *p)
 {
-	if (p->spec.mode == OSM_PROF_FUNCTION)
-		osm_prof_ftrace_open(p);
-	else
-		osm_prof_perf_open(p);
+	p->backend->open(p);
 }
 
 void osm_profile_enable(struct osm_profile *p)
@@ -164,20 +59,14 @@ void osm_profile_enable(struct osm_profile *p)
 	if (!p->batches)
 		p->start_ns = p->t_enable;
 	p->active = 1;
-	if (p->spec.mode == OSM_PROF_FUNCTION)
-		osm_prof_ftrace_enable(p);
-	else
-		osm_prof_perf_enable(p);
+	p->backend->enable(p);
 }
 
 void osm_profile_disable(struct osm_profile *p, uint64_t ops)
 {
 	if (!p->active)
 		return;
-	if (p->spec.mode == OSM_PROF_FUNCTION)
-		osm_prof_ftrace_disable(p);
-	else
-		osm_prof_perf_disable(p);
+	p->backend->disable(p);
 	p->active = 0;
 	p->end_ns = (double)osm_prof_now_ns();
 	p->enabled_ns += p->end_ns - p->t_enable;
@@ -189,10 +78,7 @@ void osm_profile_finish(struct osm_profile *p)
 {
 	if (p->active)
 		osm_profile_disable(p, 0);
-	if (p->spec.mode == OSM_PROF_FUNCTION)
-		osm_prof_ftrace_finish(p);
-	else
-		osm_prof_perf_finish(p);
+	p->backend->finish(p);
 	if (!strcmp(p->status, "ok") && !p->stacks.n) {
 		p->status = "empty";
 		snprintf(p->reason, sizeof(p->reason), "%s",
@@ -295,10 +181,7 @@ void osm_profile_free(struct osm_profile *p)
 {
 	if (!p)
 		return;
-	if (p->spec.mode == OSM_PROF_FUNCTION)
-		osm_prof_ftrace_free(p);
-	else
-		osm_prof_perf_free(p);
+	p->backend->free(p);
 	osm_strmap_free(&p->stacks);
 	osm_strmap_free(&p->calls);
 	free(p);

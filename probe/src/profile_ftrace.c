@@ -92,7 +92,7 @@ static int have_tracefs(char *err, size_t len)
 	return 0;
 }
 
-void osm_prof_ftrace_open(struct osm_profile *p)
+static void ftrace_open(struct osm_profile *p)
 {
 	char err[600];
 	struct ftrace_state *s = calloc(1, sizeof(*s));
@@ -313,14 +313,14 @@ static void say(int fd, const char *what)
 	(void)r;
 }
 
-void osm_prof_ftrace_enable(struct osm_profile *p)
+static void ftrace_enable(struct osm_profile *p)
 {
 	struct ftrace_state *s = p->impl;
 	say(s->on_fd, "1");
 	say(s->marker_fd, "osmeter-begin");
 }
 
-void osm_prof_ftrace_disable(struct osm_profile *p)
+static void ftrace_disable(struct osm_profile *p)
 {
 	struct ftrace_state *s = p->impl;
 	say(s->marker_fd, "osmeter-end");
@@ -347,7 +347,7 @@ static uint64_t overruns(const struct ftrace_state *s)
 	return total;
 }
 
-void osm_prof_ftrace_finish(struct osm_profile *p)
+static void ftrace_finish(struct osm_profile *p)
 {
 	struct ftrace_state *s = p->impl;
 	if (!s || s->pipe_fd < 0)
@@ -361,7 +361,7 @@ void osm_prof_ftrace_finish(struct osm_profile *p)
 		      "with tracing overhead in them (compare shares, not absolute times)");
 }
 
-void osm_prof_ftrace_free(struct osm_profile *p)
+static void ftrace_free(struct osm_profile *p)
 {
 	struct ftrace_state *s = p->impl;
 	if (!s)
@@ -383,3 +383,11 @@ void osm_prof_ftrace_free(struct osm_profile *p)
 	free(s);
 	p->impl = NULL;
 }
+
+const struct osm_prof_ops osm_prof_ftrace_ops = {
+	.open = ftrace_open,
+	.enable = ftrace_enable,
+	.disable = ftrace_disable,
+	.finish = ftrace_finish,
+	.free = ftrace_free,
+};

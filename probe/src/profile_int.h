@@ -1,5 +1,11 @@
-/* profile_int.h - what profile.c shares with its two back ends
- * (profile_perf.c, profile_ftrace.c). */
+/* profile_int.h - inside the profiler (profile*): the profile's state, a
+ * back end's operations, and the helpers both back ends use.
+ *
+ * Calls run one way: profile.c (profile.h's entry points) picks a back end
+ * once, when the profile is made, and drives it through its operations;
+ * the back ends, profile_perf.c ("sample") and profile_ftrace.c
+ * ("function"), use profile_common.c (the string table, notes, frame
+ * names, the clock); profile.c uses it too. Nothing calls up into profile.c. */
 #ifndef OSM_PROFILE_INT_H
 #define OSM_PROFILE_INT_H
 
@@ -11,10 +17,23 @@ struct osm_strmap {
 	uint64_t *vals;
 	size_t cap, n;
 };
-int osm_strmap_add(struct osm_strmap *m, const char *key, uint64_t w); /* 0, -1: out of memory */
-void osm_strmap_free(struct osm_strmap *m);
 
 #define OSM_PROF_NOTES 6
+
+struct osm_profile;
+
+/* A back end (fio's ioengine_ops): open after setup(), enable/disable
+ * around each timed batch, finish before teardown(), free at the end
+ * (also of a profile never opened). Each keeps its state in p->impl. */
+struct osm_prof_ops {
+	void (*open)(struct osm_profile *p);
+	void (*enable)(struct osm_profile *p);
+	void (*disable)(struct osm_profile *p);
+	void (*finish)(struct osm_profile *p);
+	void (*free)(struct osm_profile *p);
+};
+extern const struct osm_prof_ops osm_prof_perf_ops;   /* mode "sample": profile_perf.c */
+extern const struct osm_prof_ops osm_prof_ftrace_ops; /* mode "function": profile_ftrace.c */
 
 struct osm_profile {
 	struct osm_profile_spec spec;
@@ -35,8 +54,14 @@ struct osm_profile {
 	int have_calls;
 	char notes[OSM_PROF_NOTES][300];
 	int n_notes;
-	void *impl;
+	const struct osm_prof_ops *backend; /* that of spec.mode */
+	void *impl;                         /* its state */
 };
+
+/* ---- profile_common.c ---- */
+
+int osm_strmap_add(struct osm_strmap *m, const char *key, uint64_t w); /* 0, -1: out of memory */
+void osm_strmap_free(struct osm_strmap *m);
 
 /* CLOCK_MONOTONIC in ns: the timed batches' marks (and perf's sample times, use_clockid). */
 uint64_t osm_prof_now_ns(void);
@@ -46,17 +71,8 @@ void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...) __attribu
  * and ' '), with "_[k]" appended for kernel frames, appended to buf at *off. */
 void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int kernel);
 
-/* Back ends. */
-void osm_prof_perf_open(struct osm_profile *p);
-void osm_prof_perf_enable(struct osm_profile *p);
-void osm_prof_perf_disable(struct osm_profile *p);
-void osm_prof_perf_finish(struct osm_profile *p);
-void osm_prof_perf_free(struct osm_profile *p);
-void osm_prof_ftrace_open(struct osm_profile *p);
-void osm_prof_ftrace_enable(struct osm_profile *p);
-void osm_prof_ftrace_disable(struct osm_profile *p);
-void osm_prof_ftrace_finish(struct osm_profile *p);
-void osm_prof_ftrace_free(struct osm_profile *p);
+/* ---- profile_ftrace.c ---- */
+
 /* Unit tests: parses trace_pipe text as if read from the instance, the
  * measuring process being self_pid. 0, or -1: out of memory. */
 int osm_prof_ftrace_feed_text(struct osm_profile *p, const char *text, int self_pid);

@@ -132,7 +132,7 @@ static struct osm_ksyms *load_ksyms(char *why, size_t len)
 	return k;
 }
 
-void osm_prof_perf_open(struct osm_profile *p)
+static void perf_open(struct osm_profile *p)
 {
 	struct perf_state *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -202,7 +202,7 @@ void osm_prof_perf_open(struct osm_profile *p)
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
-void osm_prof_perf_enable(struct osm_profile *p)
+static void perf_enable(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
 	s->iv_start = osm_prof_now_ns();
@@ -335,7 +335,7 @@ static void drain(struct osm_profile *p, struct perf_state *s)
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-void osm_prof_perf_disable(struct osm_profile *p)
+static void perf_disable(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
 	uint64_t end = osm_prof_now_ns();
@@ -404,7 +404,7 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 		p->lost += count;
 }
 
-void osm_prof_perf_finish(struct osm_profile *p)
+static void perf_finish(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
 	if (!s || !s->base)
@@ -424,7 +424,7 @@ void osm_prof_perf_finish(struct osm_profile *p)
 	osm_usyms_free(us);
 }
 
-void osm_prof_perf_free(struct osm_profile *p)
+static void perf_free(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
 	if (!s)
@@ -443,13 +443,21 @@ void osm_prof_perf_free(struct osm_profile *p)
 
 #else /* no linux/perf_event.h */
 
-void osm_prof_perf_open(struct osm_profile *p)
+static void perf_open(struct osm_profile *p)
 {
 	osm_prof_unsupported(p, "this probe was built without linux/perf_event.h: no sampling");
 }
-void osm_prof_perf_enable(struct osm_profile *p) { (void)p; }
-void osm_prof_perf_disable(struct osm_profile *p) { (void)p; }
-void osm_prof_perf_finish(struct osm_profile *p) { (void)p; }
-void osm_prof_perf_free(struct osm_profile *p) { (void)p; }
+static void perf_enable(struct osm_profile *p) { (void)p; }
+static void perf_disable(struct osm_profile *p) { (void)p; }
+static void perf_finish(struct osm_profile *p) { (void)p; }
+static void perf_free(struct osm_profile *p) { (void)p; }
 
 #endif
+
+const struct osm_prof_ops osm_prof_perf_ops = {
+	.open = perf_open,
+	.enable = perf_enable,
+	.disable = perf_disable,
+	.finish = perf_finish,
+	.free = perf_free,
+};
