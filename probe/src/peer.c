@@ -1,6 +1,7 @@
-/* peer.c - see peer.h: the peer's defaults, addresses, tokens and the
- * hello's grammar (docs/peer.md), shared by the server (peer_serve.c,
- * peer_session.c) and the client (peer_client.c). */
+/* peer.c - see peer.h: the peer's defaults, addresses (and a socket's
+ * path MTU), tokens and the hello's grammar (docs/peer.md), shared by the
+ * server (peer_serve.c, peer_session.c), the client (peer_client.c), the
+ * own peer's start (peer_open.c) and the net family. */
 #include "peer.h"
 
 #include <arpa/inet.h>
@@ -46,12 +47,11 @@ void osm_peer_set_port(struct sockaddr *sa, int port)
 		((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons((uint16_t)port);
 }
 
-void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len)
+void osm_peer_format_host(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 2] = "?";
 	if (sa->sa_family == AF_INET) {
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, host, sizeof(host));
-		snprintf(buf, len, "%s:%d", host, osm_peer_port(sa));
 	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const void *)sa;
 		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
@@ -59,10 +59,52 @@ void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len)
 			size_t n = strlen(host);
 			snprintf(host + n, sizeof(host) - n, "%%%u", (unsigned)s6->sin6_scope_id);
 		}
-		snprintf(buf, len, "[%s]:%d", host, osm_peer_port(sa));
-	} else {
-		snprintf(buf, len, "(address family %d)", sa->sa_family);
 	}
+	snprintf(buf, len, "%s", host);
+}
+
+void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 2];
+	osm_peer_format_host(sa, host, sizeof(host));
+	if (sa->sa_family == AF_INET)
+		snprintf(buf, len, "%s:%d", host, osm_peer_port(sa));
+	else if (sa->sa_family == AF_INET6)
+		snprintf(buf, len, "[%s]:%d", host, osm_peer_port(sa));
+	else
+		snprintf(buf, len, "(address family %d)", sa->sa_family);
+}
+
+void osm_peer_loopback_addr(int family, struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)(void *)ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)(void *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*len = sizeof(*s4);
+	}
+}
+
+int osm_peer_path_mtu(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int mtu = -1;
+	socklen_t ml = sizeof(mtu);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -1;
+	if (ss.ss_family == AF_INET6 && !getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &ml))
+		return mtu;
+	ml = sizeof(mtu);
+	if (!getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &ml)) /* also an IPv4-mapped IPv6 socket */
+		return mtu;
+	return -1;
 }
 
 int osm_peer_is_loopback(const struct sockaddr *sa)

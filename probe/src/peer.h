@@ -75,6 +75,17 @@ int osm_peer_parse_addr(const char *s, int allow_no_port, struct sockaddr_storag
 			char *err, size_t errlen);
 /* 1 when the address is loopback (127/8, ::1, ::ffff:127/104). */
 int osm_peer_is_loopback(const struct sockaddr *sa);
+/* The family's loopback address (AF_INET6: ::1, else 127.0.0.1), port 0,
+ * in *ss (cleared first) and its length in *len. */
+void osm_peer_loopback_addr(int family, struct sockaddr_storage *ss, socklen_t *len);
+/* The host part: "127.0.0.1", "::1", "fe80::1%2" (an IPv6 scope as its
+ * number); "?" for another family. */
+void osm_peer_format_host(const struct sockaddr *sa, char *buf, size_t len);
+/* Host and port: "127.0.0.1:7478", "[::1]:7478"; "(address family N)"
+ * for another family. */
+void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len);
+/* The port (host order), or -1 for a family other than AF_INET(6). */
+int osm_peer_port(const struct sockaddr *sa);
 
 /* Runs the peer until SIGINT, SIGTERM or SIGHUP (returns 0) or a fatal
  * error (-1, the reason in err: cannot listen). Refuses a non-loopback

@@ -1,6 +1,7 @@
 /* peer_int.h - what the peer's files share (internal to the peer module):
- * the hello's grammar, the token check, address text, the session
- * process (peer_session.c) the server (peer_serve.c) forks. */
+ * the hello's grammar, the token check, setting a port, the session
+ * process (peer_session.c) the server (peer_serve.c) forks, the client's
+ * deadlines (peer_client.c) the own peer's start (peer_open.c) uses too. */
 #ifndef OSM_PEER_INT_H
 #define OSM_PEER_INT_H
 
@@ -42,13 +43,10 @@ int osm_peer_parse_hello(const char *line, size_t len, const char *token, struct
  * OSM_PEER_TOKEN_MAX bytes and every byte is compared. */
 int osm_peer_token_equal(const char *want, const char *got, size_t glen);
 
-/* "127.0.0.1:7478", "[::1]:7478". */
-void osm_peer_format_addr(const struct sockaddr *sa, char *buf, size_t len);
-int osm_peer_port(const struct sockaddr *sa);
 void osm_peer_set_port(struct sockaddr *sa, int port);
 
 /* What a session process gets from the server. */
-struct osm_peer_session {
+struct osm_peer_handoff {
 	int fd;                        /* the connection, past its hello */
 	const char *early;             /* bytes the client sent after its hello */
 	size_t n_early;
@@ -60,6 +58,12 @@ struct osm_peer_session {
 };
 
 /* Runs one session in the forked process and ends it (_exit). */
-void osm_peer_session_run(const struct osm_peer_session *s) __attribute__((noreturn));
+void osm_peer_session_run(const struct osm_peer_handoff *s) __attribute__((noreturn));
+
+/* The client's deadlines (peer_client.c): CLOCK_MONOTONIC ns `seconds`
+ * from now; and whether fd became readable (or at EOF, or in error: 1)
+ * before the deadline passed (0). */
+int64_t osm_peer_deadline_in(int seconds);
+int osm_peer_readable_by(int fd, int64_t deadline);
 
 #endif

@@ -151,7 +151,7 @@ static void session_child(struct server *sv, int i, const struct osm_peer_hello 
 		if (k != i)
 			close(sv->pend[k].fd);
 	struct pending *p = &sv->pend[i];
-	struct osm_peer_session s = {
+	struct osm_peer_handoff s = {
 		.fd = p->fd,
 		.early = p->buf + used,
 		.n_early = p->len - used,

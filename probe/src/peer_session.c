@@ -35,7 +35,7 @@ static char alarm_line[256];
 static size_t alarm_len;
 
 struct run {
-	const struct osm_peer_session *s;
+	const struct osm_peer_handoff *s;
 	uint64_t bytes;     /* both ways */
 	const char *end;    /* why it ended */
 	char why[160];
@@ -51,7 +51,7 @@ static void on_alarm(int sig)
 	_exit(0);
 }
 
-static void arm_timer(const struct osm_peer_session *s)
+static void arm_timer(const struct osm_peer_handoff *s)
 {
 	if (!s->quiet) {
 		int n = snprintf(alarm_line, sizeof(alarm_line),
@@ -129,7 +129,7 @@ static void send_failed(struct run *r)
 
 static void run_echo(struct run *r)
 {
-	const struct osm_peer_session *s = r->s;
+	const struct osm_peer_handoff *s = r->s;
 	if (s->n_early && !take(r, 2 * (uint64_t)s->n_early) && send_all(s->fd, s->early, s->n_early))
 		send_failed(r);
 	while (!r->end) {
@@ -162,7 +162,7 @@ static void run_sink(struct run *r)
 
 static void run_source(struct run *r)
 {
-	const struct osm_peer_session *s = r->s;
+	const struct osm_peer_handoff *s = r->s;
 	size_t size = (size_t)s->hello.size;
 	while (!take(r, size)) {
 		if (send_all(s->fd, s->source, size)) {
@@ -183,7 +183,7 @@ static void run_close(struct run *r)
 }
 
 /* "OK VERSION [extra] mtu=N\n" */
-static int answer_ok(const struct osm_peer_session *s, const char *extra)
+static int answer_ok(const struct osm_peer_handoff *s, const char *extra)
 {
 	char line[OSM_PEER_HELLO_MAX];
 	int mtu = osm_peer_path_mtu(s->fd);
@@ -300,7 +300,7 @@ static void run_udp(struct run *r)
 	close(u);
 }
 
-void osm_peer_session_run(const struct osm_peer_session *s)
+void osm_peer_session_run(const struct osm_peer_handoff *s)
 {
 	struct run r = {.s = s};
 	int64_t t0 = osm_mono_ns();

@@ -16,7 +16,6 @@
  * error, not a silent switch. */
 #include "net.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -40,24 +39,6 @@ const char *net_family_name(int family)
 	return family == AF_INET6 ? "IPv6" : "IPv4";
 }
 
-/* "127.0.0.1:41234" or "[::1]:41234". */
-static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)(const void *)ss;
-		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-		port = ntohs(s6->sin6_port);
-		snprintf(buf, len, "[%s]:%u", host, port);
-		return;
-	}
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)(const void *)ss;
-	inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-	port = ntohs(s4->sin_port);
-	snprintf(buf, len, "%s:%u", host, port);
-}
-
 /* The token: token_file's first line, else $OSMETER_PEER_TOKEN, else ""
  * (osm_peer_token_load: the same rules as `serve --token-file`). */
 static int read_token(struct osm_ctx *ctx, char tok[OSM_PEER_TOKEN_MAX + 1])
@@ -71,27 +52,11 @@ static int read_token(struct osm_ctx *ctx, char tok[OSM_PEER_TOKEN_MAX + 1])
 
 /* Whether this machine has the family's loopback address (a container
  * may have no ::1). 0, or -1 with the reason in why. */
-static void loopback_addr(int family, struct sockaddr_storage *ss, socklen_t *sl)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)(void *)ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		*sl = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)(void *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		*sl = sizeof(*s4);
-	}
-}
-
 static int loopback_usable(int family, char *why, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
-	loopback_addr(family, &ss, &sl);
+	osm_peer_loopback_addr(family, &ss, &sl);
 	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int r = fd >= 0 ? bind(fd, (struct sockaddr *)&ss, sl) : -1;
 	if (r)
@@ -112,9 +77,7 @@ static int check_peer(const char *spec, int family, int need_port, struct sockad
 		snprintf(err, len, "peer=%s: %s", spec, why);
 		return -1;
 	}
-	unsigned port = ss->ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)(void *)ss)->sin6_port)
-						  : ntohs(((struct sockaddr_in *)(void *)ss)->sin_port);
-	if (need_port && port == 0) {
+	if (need_port && osm_peer_port((const struct sockaddr *)ss) == 0) {
 		snprintf(err, len, "peer=%s: port 0; give the port the peer listens on (`serve` default: %d)", spec,
 			 OSM_PEER_DEFAULT_PORT);
 		return -1;
@@ -216,7 +179,7 @@ int net_peer_start(struct osm_ctx *ctx, struct net_peer *np, const char *what)
 	osm_add_info(ctx, "placement", "%s", ctx->placement ? ctx->placement : "?");
 	if (st != OSM_OK)
 		return st;
-	addr_text(&np->p.addr, np->addr, sizeof(np->addr));
+	osm_peer_format_addr((const struct sockaddr *)&np->p.addr, np->addr, sizeof(np->addr));
 	osm_add_info(ctx, "peer", "%s", np->p.where[0] ? np->p.where : np->addr);
 	if (np->p.version[0])
 		osm_add_info(ctx, "peer_version", "%s", np->p.version);
@@ -245,14 +208,10 @@ int net_peer_host(struct osm_ctx *ctx, struct net_peer *np, struct sockaddr_stor
 		if (loopback_usable(np->family, err, sizeof(err)))
 			return osm_fail(ctx, OSM_SKIP, "family=%s: no %s loopback address here (%s)",
 					net_families[np->family == AF_INET6], net_family_name(np->family), err);
-		loopback_addr(np->family, ss, sl);
+		osm_peer_loopback_addr(np->family, ss, sl);
 	}
-	char host[INET6_ADDRSTRLEN] = "?";
-	const void *a = ss->ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)(void *)ss)->sin6_addr
-						  : (const void *)&((struct sockaddr_in *)(void *)ss)->sin_addr;
-	inet_ntop(ss->ss_family, a, host, sizeof(host));
-	snprintf(np->addr, sizeof(np->addr), "%s", host);
-	osm_add_info(ctx, "peer", "%s (%s)", host, np->remote ? "the peer's host" : "loopback, no peer process");
+	osm_peer_format_host((const struct sockaddr *)ss, np->addr, sizeof(np->addr));
+	osm_add_info(ctx, "peer", "%s (%s)", np->addr, np->remote ? "the peer's host" : "loopback, no peer process");
 	return OSM_OK;
 }
 
