@@ -11,6 +11,9 @@
 #include "peer.h"
 #include "profile.h"
 
+/* The probe's exit codes (docs/exit-codes.md; main.c says when each). */
+enum osm_exit { OSM_EXIT_OK = 0, OSM_EXIT_BENCH_FAILED = 1, OSM_EXIT_USAGE = 2, OSM_EXIT_CANNOT_RUN = 3 };
+
 struct osm_run_opts {
 	struct osm_instance *instances; /* what to run, in order (owned) */
 	int n_instances;
