@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from osmeter import cgroup, errors
-from osmeter.commands import study_files
+from osmeter.studies import files as study_files
 from osmeter.errors import UsageError
 
 from ..conftest import DATA, db_rows, osmeter_command, subprocess_env

@@ -35,7 +35,7 @@ FIGURES = ("rt-workload-distributions", "rt-deadline-misses", "rt-cyclic-histogr
 def runs(fake_probe: FakeProbe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The file the FakeProbe counts its invocations in; its catalogue has the rt family;
     the study plans for two CPUs (the configurations no stress, 1 x read, 1 x write)."""
-    from osmeter.commands import study_rt
+    from osmeter.studies import rt as study_rt
 
     path = tmp_path / "runs"
     fake_probe.set(runs_file=path, list_rt=1)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from osmeter import cgroup
-from osmeter.commands import study_files
+from osmeter.studies import files as study_files
 from osmeter.errors import UsageError
 
 from probe_helpers import find_probe, optional_tool_missing

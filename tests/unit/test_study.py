@@ -9,7 +9,8 @@ import pytest
 
 from osmeter.runner import probe_argv
 from osmeter.errors import EXIT_USAGE
-from osmeter.commands.study import SIZES_MIB, fork_options, render_csv, render_text, table_rows
+from osmeter.studies.common import render_csv
+from osmeter.studies.fork import SIZES_MIB, fork_options, render_text, table_rows
 from osmeter.model import BenchResult
 from osmeter.report.figures import RunData
 from osmeter.report.figures.task import by_config, config_label, study_points

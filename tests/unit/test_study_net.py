@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from osmeter.commands import study_net
+from osmeter.studies import net as study_net
 from osmeter.runner import probe_argv
 from osmeter.errors import UsageError
 from osmeter.model import BenchResult

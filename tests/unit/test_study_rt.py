@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from osmeter.commands import study_rt
+from osmeter.studies import rt as study_rt
+from osmeter.studies import rt_analysis
 from osmeter.runner import probe_argv
 from osmeter.errors import UsageError
 from osmeter.model import BenchResult
@@ -206,8 +207,8 @@ def study_data() -> tuple[RunData, dict[int, np.ndarray]]:
 
 def test_workload_table_rows() -> None:
     data, samples = study_data()
-    rows = study_rt.workload_rows(data.results, Config(1, "write"), ["crc", "matrix1", "lms"])
-    crc, mat, lms = (dict(zip(study_rt.WORKLOAD_HEADER, r.csv)) for r in rows)
+    rows = rt_analysis.workload_rows(data.results, Config(1, "write"), ["crc", "matrix1", "lms"])
+    crc, mat, lms = (dict(zip(rt_analysis.WORKLOAD_HEADER, r.csv)) for r in rows)
     x = samples[5]
     assert float(mat["median_us"]) == pytest.approx(np.median(x) / 1e3, rel=1e-6)
     assert float(mat["average_us"]) == pytest.approx(np.mean(x) / 1e3, rel=1e-6)
@@ -219,14 +220,14 @@ def test_workload_table_rows() -> None:
     assert lms["status"] == "not run" and lms["median_us"] == ""
     text = rows[1].text
     assert text[7] == "12 (1.2%)" and ".." in text[4]
-    (skip_row,) = study_rt.workload_rows(data.results, Config(1, "read"), ["crc"])
+    (skip_row,) = rt_analysis.workload_rows(data.results, Config(1, "read"), ["crc"])
     assert skip_row.text[-1] == "skip: stress=1 needs 1 other CPUs; this machine gives 0"
 
 
 def test_ratios_and_the_finding() -> None:
     data, samples = study_data()
     configs = [Config(0, ""), Config(1, "read"), Config(1, "write")]
-    rs = study_rt.ratios(data, configs, ["crc", "matrix1"])
+    rs = rt_analysis.ratios(data, configs, ["crc", "matrix1"])
     assert [(x.kernel, x.config.label) for x in rs] == [("crc", "1 x write"), ("matrix1", "1 x write")]
     crc, mat = rs
     assert mat.median == pytest.approx(np.median(samples[5]) / np.median(samples[1]))
@@ -236,33 +237,33 @@ def test_ratios_and_the_finding() -> None:
     assert mat.max_change is not None and mat.max_change.verdict == "higher"
     assert mat.variance_change is not None and mat.variance_change.verdict == "higher"
     assert crc.variance_change is not None and crc.variance_change.verdict == "no significant change"
-    (line,) = study_rt.finding_lines(rs, configs)
+    (line,) = rt_analysis.finding_lines(rs, configs)
     assert line.startswith("1 x write: median x") and "significantly higher for 1 (matrix1)" in line
-    csv, text = study_rt.ratio_rows(rs)
-    assert dict(zip(study_rt.RATIO_HEADER, csv[1]))["max_test"] == "higher"
+    csv, text = rt_analysis.ratio_rows(rs)
+    assert dict(zip(rt_analysis.RATIO_HEADER, csv[1]))["max_test"] == "higher"
     assert text[0][:2] == ["crc", "1 x write"]
 
 
 def test_cyclic_rows_and_notes() -> None:
     data, samples = study_data()
     configs = [Config(0, ""), Config(1, "read"), Config(1, "write")]
-    csv, text = study_rt.cyclic_rows(data.results, configs)
-    idle, skip, write = (dict(zip(study_rt.CYCLIC_HEADER, row)) for row in csv)
+    csv, text = rt_analysis.cyclic_rows(data.results, configs)
+    idle, skip, write = (dict(zip(rt_analysis.CYCLIC_HEADER, row)) for row in csv)
     assert float(idle["max_us"]) == pytest.approx(samples[6].max() / 1e3, abs=1e-3)  # ns in the CSV
     assert float(idle["p99_us"]) == pytest.approx(np.percentile(samples[6], 99) / 1e3, abs=1e-3)
     assert float(idle["p99.9_us"]) == pytest.approx(np.percentile(samples[6], 99.9) / 1e3, abs=1e-3)
     assert write["overflows"] == "2" and write["policy"] == "SCHED_FIFO 80"
     assert skip["status"].startswith("skip: stress=1 needs")
     assert text[1][-1].startswith("skip:")
-    assert study_rt.setting_notes(data.results) == ["stressors 1 x write: 1 x write over 64 MiB"]
+    assert rt_analysis.setting_notes(data.results) == ["stressors 1 x write: 1 x write over 64 MiB"]
     other = [workload(0, "crc", np.full(5, 1.0), policy="SCHED_OTHER: SCHED_FIFO 80 refused: needs root")]
-    assert study_rt.setting_notes(other) == [
+    assert rt_analysis.setting_notes(other) == [
         "policy: SCHED_OTHER: SCHED_FIFO 80 refused: needs root: these latencies are not a real-time thread's"]
     x = np.linspace(1e4, 2e4, 50)
     held, unset = cyclic(0, x), cyclic(1, x, 1, "write")
     held.record["info"]["pm_qos"] = "/dev/cpu_dma_latency held at 0 us"
     unset.record["info"]["pm_qos"] = "not set: /dev/cpu_dma_latency: Permission denied (needs root)"
-    assert study_rt.setting_notes([held, unset])[0] == (
+    assert rt_analysis.setting_notes([held, unset])[0] == (
         "rt.cyclic pm_qos: not set: /dev/cpu_dma_latency: Permission denied (needs root): deep CPU idle states may "
         "add to the wake-up latency")
 

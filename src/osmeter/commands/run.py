@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import cgroup
+from ..argtypes import counter_list
 from ..errors import UsageError
 from ..probe import locate_probe
 from ..runner import (
@@ -54,13 +55,6 @@ def cgroup_size(text: str) -> int:
         return cgroup.parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def counter_list(text: str) -> str:
-    """argparse type for --counters: a non-empty comma-separated list (the probe checks the names)."""
-    if not text or not all(part.strip() for part in text.split(",")) or any(c.isspace() for c in text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of counters (for example sw,cycles)")
-    return text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

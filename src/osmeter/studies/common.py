@@ -1,6 +1,7 @@
-"""A study made of several osmeter-probe invocations, recorded as one run.
+"""What the studies share: the figures-possible check, CSV tables, and a
+study made of several osmeter-probe invocations, recorded as one run.
 
-`study files` and `study net` cut their matrix into parts (a `--param`
+`study files`, `net` and `rt` cut their matrix into parts (a `--param`
 applies to every named benchmark that has it, so one invocation would
 multiply the matrix, or give one part another's budget); each part is one
 probe invocation, announced on the progress line as "part K of N", and
@@ -11,6 +12,9 @@ incomplete.
 
 from __future__ import annotations
 
+import csv
+import importlib.util
+import io
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import cgroup, outfile, textsafe
-from ..errors import UsageError
+from ..errors import MissingDependencyError, UsageError
 from ..probe import describe_exit, locate_probe
 from ..progress import PlainProgress, make_progress
 from ..recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
@@ -32,6 +36,22 @@ from ..runner import (
     verdict,
 )
 from ..store.base import Store
+
+
+def check_figures_possible() -> None:
+    """Before anything runs: the figures need matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise MissingDependencyError(
+            "the study's figures need matplotlib: pip install matplotlib (nothing was run)"
+        )
+
+
+def render_csv(header: list[str], rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
 
 
 @dataclass(frozen=True)

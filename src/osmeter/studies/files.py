@@ -41,16 +41,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import cgroup, outfile, pagecache, textsafe
+from ..argtypes import non_negative_int, positive_int
 from ..errors import UsageError
 from ..fmt import MISSING, fmt_num, render_table
 from ..runner import RunOptions
 from ..store import open_store, resolve_location
-from .options import add_store_option, non_negative_int, positive_int
-from .study import _check_figures_possible
-from .study import render_csv as study_csv
-from .study_parts import Part, conclude, record_parts, write_files
+from .common import Part, check_figures_possible, conclude, record_parts, write_files
+from .common import render_csv as table_csv
 
 NAME = "files"
+HELP = "the page cache's size, cold reads by block size, local against remote files, contention"
+DESCRIPTION = ("The course project's file-system figures as one stored run: the page cache's effective size "
+               "(file.cache_sweep inside a memory cgroup, the knee detected), sequential against random cold reads "
+               "by block size, local against remote files (--remote-dir), and contention of 1..8 readers.")
 MIB = 1 << 20
 DEFAULT_CGROUP = "512M"
 BLOCKS = ("4K", "16K", "64K", "256K", "1M")
@@ -69,6 +72,7 @@ QUICK_BUDGET = (0.05, 1.0)  # min/max time of the cold and contention points wit
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The files study's options (the `study` command adds --store after them)."""
     p.add_argument("--quick", action="store_true", help="fewer sizes, block sizes and time: a few minutes")
     p.add_argument("-o", "--output", metavar="DIR", default="osmeter-files-study",
                    help="directory for figures and table")
@@ -84,7 +88,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a mounted remote directory (sshfs, NFS, SMB): cold reads there too, local against remote")
     p.add_argument("--cpu", type=non_negative_int, metavar="N", help="pin to CPU N (default: the least busy)")
     p.add_argument("--label", help="a name for the stored run (default: 'files study')")
-    add_store_option(p)
 
 
 # --- the plan ---------------------------------------------------------------
@@ -298,7 +301,7 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
 
 
 def render_csv(rows: list[list[str]]) -> str:
-    return study_csv(HEADER, rows)
+    return table_csv(HEADER, rows)
 
 
 def render_text(rows: list[list[str]], analyses: Sequence[pagecache.CacheAnalysis], notes: Sequence[str]) -> str:
@@ -333,7 +336,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_figures_possible()
+    check_figures_possible()
     plan = make_plan(args)
     directory = outfile.prepare_directory(Path(args.output))  # checked and made before any work
     outfile.check_entries(directory, TABLES, FIGURES)

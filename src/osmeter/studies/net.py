@@ -15,7 +15,7 @@ peer (`osmeter serve` there):
 
 Each part is one osmeter-probe invocation (the bandwidth gets its own
 budget, and a `--param peer=` would else multiply the loopback part),
-recorded as one run (study_parts.py). Then, in DIR: the table
+recorded as one run (studies/common.py). Then, in DIR: the table
 (net-study.csv, net-study.txt, printed) with a loopback-against-remote
 summary, and the figures of osmeter.report.figures.net (RTT against
 message size, bandwidth against write size, loopback against remote) as
@@ -39,18 +39,23 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import outfile, textsafe
+from ..argtypes import non_negative_int
 from ..errors import UsageError
 from ..report.figures import net as net_figures
 from ..report.figures.net import where
 from ..fmt import MISSING, fmt_num, render_table
 from ..runner import RunOptions
 from ..store import open_store, resolve_location
-from .options import add_store_option, non_negative_int
-from .study import _check_figures_possible
-from .study import render_csv as study_csv
-from .study_parts import Part, conclude, record_parts, write_files
+from .common import Part, check_figures_possible, conclude, record_parts, write_files
+from .common import render_csv as table_csv
 
 NAME = "net"
+HELP = ("TCP/UDP/ICMP round trips by message size, TCP bandwidth by write size, connect and close, loopback "
+        "against a remote peer")
+DESCRIPTION = ("The course project's network table and figures as one stored run: TCP and UDP round trips by "
+               "message size next to ICMP echo (ping), TCP bandwidth by write size in both directions, TCP connect "
+               "and close, on loopback and, with --peer (`osmeter serve` on the other machine), against a remote "
+               "peer.")
 # From 16 bytes (net.udp_rtt's smallest with room for a sequence number,
 # and its default) to 32 KiB; every size is valid for TCP, UDP and ICMP.
 RTT_SIZES = (16, 64, 256, 1024, 4096, 16384, 32768)
@@ -69,6 +74,7 @@ SERVE_HINT = ("run `osmeter serve --listen ADDR:PORT --token-file F` on the othe
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The net study's options (the `study` command adds --store after them)."""
     p.add_argument("--quick", action="store_true", help="fewer sizes and less time: under a minute on loopback")
     p.add_argument("-o", "--output", metavar="DIR", default="osmeter-net-study",
                    help="directory for figures and table")
@@ -82,7 +88,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the loopback peer on the probe's CPU or another (default cross_cpu)")
     p.add_argument("--cpu", type=non_negative_int, metavar="N", help="pin the probe to CPU N (default: the least busy)")
     p.add_argument("--label", help="a name for the stored run (default: 'net study')")
-    add_store_option(p)
 
 
 # --- the peer, checked before anything runs ----------------------------------
@@ -275,7 +280,7 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
 
 
 def render_csv(rows: list[list[str]]) -> str:
-    return study_csv(HEADER, rows)
+    return table_csv(HEADER, rows)
 
 
 # --- the summary: loopback against remote, next to ping ----------------------
@@ -371,7 +376,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, notes: Sequence[str]
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_figures_possible()
+    check_figures_possible()
     plan = make_plan(args)  # the peer answers, or nothing is made
     directory = outfile.prepare_directory(Path(args.output))  # checked and made before any work
     outfile.check_entries(directory, TABLES, FIGURES)
