@@ -13,6 +13,7 @@ import pytest
 from osmeter.errors import UsageError
 from osmeter.hotspots import flamegraph, folded
 from osmeter.hotspots.sources import load
+from osmeter.report import hotspots as report_hs
 from osmeter.tracestate import parse_journal, recover
 
 # 100 samples: a syscall whose lookup recurses once, a copy, user time.
@@ -91,11 +92,11 @@ def test_diff_ranks_by_self_share_change_and_its_standard_error_is_binomial():
 
 
 def test_text_tables_show_shares_and_counts():
-    top = folded.render_top(folded.function_table(stacks()), 3, "samples")
+    top = report_hs.render_top(folded.function_table(stacks()), 3, "samples")
     assert re.search(r"sys_\[k\]\s+80\.0%\s+0\.0%\s+80\s+0", top), top
-    d = folded.render_diff(folded.diff_table(stacks(), stacks()), 2, "samples", "A", "B")
+    d = report_hs.render_diff(folded.diff_table(stacks(), stacks()), 2, "samples", "A", "B")
     assert "+0.0" in d and "A: A" in d
-    depth = folded.render_depth(folded.depth_view(stacks()), 2)
+    depth = report_hs.render_depth(folded.depth_view(stacks()), 2)
     assert re.search(r"^\s+1\s+80\.0%\s+50\.0%\s+copy 40\.0%, lookup 40\.0%", depth, re.M), depth
 
 

@@ -99,7 +99,7 @@ def test_markdown_report_escapes_stored_text(cli, hostile: int) -> None:
 
 
 def test_markdown_cell() -> None:
-    from osmeter.report.markdown import cell
+    from osmeter.report.escaping import cell
 
     assert cell("touched_mib=1") == "touched_mib=1"  # an underscore inside a word is no markup
     assert cell("_em_ a_ _b") == "\\_em\\_ a\\_ \\_b"

@@ -30,6 +30,7 @@ from ..hotspots.sources import Profile, from_stored, load, params_text
 from ..probe import locate_probe
 from ..progress import make_progress
 from ..recorder import RunContext, RunRecorder
+from ..report import hotspots as hs
 from ..runner import drive, problem_text, try_finish, verdict
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option, non_negative_int, positive_float, positive_int
@@ -179,8 +180,8 @@ def describe(p: Profile) -> list[str]:
 def write_profile(directory: Path, p: Profile, top: int, prefix: str = "") -> tuple[str, list[Path]]:
     rows = folded.function_table(p.stacks, p.calls)
     view = folded.depth_view(p.stacks)
-    top_text = folded.render_top(rows, top, p.weight_unit)
-    depth_text = folded.render_depth(view, 5)
+    top_text = hs.render_top(rows, top, p.weight_unit)
+    depth_text = hs.render_depth(view, 5)
     files = {
         f"{prefix}profile.folded": folded.format_folded(p.stacks),
         f"{prefix}flamegraph.svg": flamegraph.flamegraph_svg(p.stacks, p.label, p.weight_unit,
@@ -227,7 +228,7 @@ def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
                          "(a sampled and a traced profile): profile both the same way")
     directory = outfile.prepare_directory(default_dir(args, tag))
     rows = folded.diff_table(a.stacks, b.stacks, a.calls, b.calls, weight_unit=a.weight_unit)
-    text = "\n".join(describe(a) + describe(b)) + "\n\n" + folded.render_diff(rows, args.top, a.weight_unit,
+    text = "\n".join(describe(a) + describe(b)) + "\n\n" + hs.render_diff(rows, args.top, a.weight_unit,
                                                                               a.label, b.label)
     files = {
         "a.folded": folded.format_folded(a.stacks),

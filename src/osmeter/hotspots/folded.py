@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import UsageError
-from ..fmt import render_table
 
 Stacks = list[tuple[tuple[str, ...], int]]
 KERNEL_SUFFIX = "_[k]"
@@ -193,58 +192,3 @@ def diff_table(a: Stacks, b: Stacks, calls_a: dict[str, int] | None = None, call
                             (calls_a or {}).get(f) if calls_a is not None else None,
                             (calls_b or {}).get(f) if calls_b is not None else None, se))
     return sorted(rows, key=lambda r: (-abs(r.self_change), -abs(r.total_change), r.function))
-
-
-# ---- text -----------------------------------------------------------------------
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    return render_table(header, rows, right) + "\n"
-
-
-def render_top(rows: Sequence[FunctionRow], n: int, weight_unit: str) -> str:
-    """The top n functions by total share, then by self share."""
-    unit = "samples" if weight_unit == "samples" else "ns"
-    with_calls = any(r.calls is not None for r in rows)
-    def cells(r: FunctionRow) -> list[str]:
-        c = [r.function, _pct(r.total_share), _pct(r.self_share), str(r.total_weight), str(r.self_weight)]
-        return c + ([str(r.calls) if r.calls is not None else "-"] if with_calls else [])
-    header = ["function", "total", "self", f"total {unit}", f"self {unit}"] + (["calls"] if with_calls else [])
-    right = [False, True, True, True, True] + ([True] if with_calls else [])
-    by_self = sorted((r for r in rows if r.self_weight), key=lambda r: (-r.self_weight, r.function))
-    return (f"top {n} functions by total time (a function's stacks, counted once each):\n"
-            + _table(header, [cells(r) for r in rows[:n]], right)
-            + f"\ntop {n} functions by self time (the function itself, at the leaf):\n"
-            + _table(header, [cells(r) for r in by_self[:n]], right))
-
-
-def render_depth(view: DepthView, n_per_depth: int) -> str:
-    """Weight per kernel call depth, and the heaviest functions at each."""
-    total = view.total or 1
-    lines = [f"time per kernel call depth (depth 0: the syscall or exception entry; "
-             f"{_pct(view.outside / total)} of the profile has no kernel frame):"]
-    rows = []
-    for d in view.depths:
-        top = ", ".join(f"{display_name(f)} {_pct(w / total)}" for f, w in d.functions[:n_per_depth])
-        rows.append([str(d.depth), _pct(d.inclusive / total), _pct(d.self_weight / total), top])
-    return "\n".join(lines) + "\n" + _table(["depth", "reached", "self", "functions at this depth (share)"], rows,
-                                            [True, True, True, False])
-
-
-def render_diff(rows: Sequence[DiffRow], n: int, weight_unit: str, label_a: str, label_b: str) -> str:
-    """The n functions whose self share moved most, with the counts behind each share."""
-    def cells(r: DiffRow) -> list[str]:
-        se = f"{100 * r.se:.1f}" if r.se is not None else "-"
-        return [r.function, _pct(r.self_a), _pct(r.self_b), f"{100 * r.self_change:+.1f}", se,
-                _pct(r.total_a), _pct(r.total_b), f"{100 * r.total_change:+.1f}",
-                f"{r.self_weight_a}/{r.total_weight_a}", f"{r.self_weight_b}/{r.total_weight_b}"]
-    unit = "samples" if weight_unit == "samples" else "ns"
-    header = ["function", "self A", "self B", "change pp", "+-se", "total A", "total B", "change pp",
-              f"A {unit} self/total", f"B {unit} self/total"]
-    return (f"A: {label_a}\nB: {label_b}\nfunctions whose self share changed most (percentage points; "
-            "+-se: one standard error of the change):\n"
-            + _table(header, [cells(r) for r in rows[:n]], [False] + [True] * 9))

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
+
 from .. import compare_by as cb
 from ..compare import Comparison
 from ..records import describe_instance, format_params
 from . import flags as fl
 from . import names as nm
 from . import plots
-from .html_compare import CAVEAT_MARK  # one mark for both heatmaps
+from .compare_table import CAVEAT_MARK, cell_title  # one mark for both heatmaps
+from .escaping import esc
+from .tables import Cell, Column, Row, Table, value_cell
 from ..fmt import fmt_num
 
 WHITE = "#ffffff"
@@ -116,12 +120,47 @@ def column_title(outcome: cb.ByOutcome, i: int) -> str:
     return col.name + (" (baseline)" if i == outcome.baseline else "")
 
 
-def heatmap_rows(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> tuple[list[str], list[list[str]]]:
-    """The heatmap as text: headers (benchmark, unit, a column each) and a row per instance."""
-    headers = ["benchmark", "unit", *(column_title(outcome, i) for i in range(len(outcome.columns)))]
-    rows = [[row_name(row, labels), row.unit or "-", *(cell_text(c) for c in row.cells)]
-            for row in ordered_rows(outcome, labels)]
-    return headers, rows
+def _html_cell(cell: cb.Cell, column: cb.Column, row: cb.Row) -> Cell:
+    """A heatmap cell for the page: coloured, hatched when not significant, the hover says all."""
+    lk = look(cell)
+    classes = ["cell"]
+    if cell.comparison is not None:
+        title = cell_title(cell.comparison)
+        if not cell.comparison.significant:
+            classes += ["ns", "hatch"]
+        if lk.caveat:
+            classes.append("caveat")
+    elif cell.state == cb.BASELINE:
+        classes.append("base")
+        title = f"{describe_instance(row.bench, row.params)}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
+    else:
+        classes.append("missing")
+        title = f"{describe_instance(row.bench, row.params)}\n{column.name}: {STATE_MEANINGS[cell.state]}" + (
+            f"\n{cell.reason}" if cell.reason else "")
+    if cell.run_id is not None and cell.run_id != column.run.id:
+        title += f"\nfrom run {cell.run_id} (the column's run {column.run.id} does not hold it ok)"
+    text = esc(lk.text)
+    if lk.caveat and text.endswith(CAVEAT_MARK):
+        text = text[: -len(CAVEAT_MARK)] + f'<span class="mark">{CAVEAT_MARK}</span>'
+    return Cell(cell_text(cell), html=text, css=" ".join(classes), title=title,
+                style=f"background:{lk.colour}" if lk.colour != WHITE else "")
+
+
+def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None) -> Table:
+    """Rows x columns: a row per instance (its name and unit), a cell per column: the change and verdict
+    mark (cell_text; coloured in HTML), the baseline's median, or the state's word. `subtitle(run)`: a
+    column header's hover in HTML."""
+    columns = (Column("benchmark", css="corner", html=""), Column("unit", dialects=("text", "md"))) + tuple(
+        Column(column_title(outcome, i), True, css="run",
+               title=f"run {c.run.id}: " + subtitle(c.run) if subtitle else "")
+        for i, c in enumerate(outcome.columns))
+    rows = []
+    for row in ordered_rows(outcome, labels):
+        name = row_name(row, labels)
+        unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
+        rows.append(Row((Cell(name, html=esc(name) + unit, css="bench mono", head=True), Cell(row.unit or "-"),
+                         *(_html_cell(cell, col, row) for cell, col in zip(row.cells, outcome.columns)))))
+    return Table(columns, tuple(rows), 'class="heatmap" id="heatmap-by"')
 
 
 def caveat_flags(outcome: cb.ByOutcome) -> list[str]:
@@ -175,8 +214,12 @@ def reasons(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> list[str]:
     return [f"{why} ({', '.join(cols)})" for why, cols in seen.items()]
 
 
-def sysinfo_rows(outcome: cb.ByOutcome) -> list[list[str]]:
-    return [[d.key, *d.values] for d in outcome.differences]
+def sysinfo_table(outcome: cb.ByOutcome) -> Table:
+    """The machine facts that differ between the columns: a row per key, a value per column."""
+    columns = (Column("sysinfo that differs", md="key"),) + tuple(
+        Column(column_title(outcome, i)) for i in range(len(outcome.columns)))
+    rows = tuple(Row((Cell(d.key, css="key mono"), *(value_cell(v) for v in d.values))) for d in outcome.differences)
+    return Table(columns, rows, 'class="differences" id="sysinfo-diff"')
 
 
 def columns_used(outcome: cb.ByOutcome) -> list[str]:

@@ -11,11 +11,12 @@ from typing import Any
 from .. import compare as cmp
 from .. import compare_by as cb
 from ..compare import nan_to_none
-from ..fmt import render_table, terminal_width
+from ..fmt import terminal_width
 from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
 from . import by_cells as bc
 from . import flags as fl
 from . import names as nm
+from .tables import to_text
 
 BY_SCHEMA = 1
 
@@ -70,9 +71,7 @@ def document(outcome: cb.ByOutcome, labels: nm.InstanceLabels, fail_above: float
 
 def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, width: int | None = None) -> str:
     """Rows × columns: each cell's change and verdict mark (bc.cell_text)."""
-    headers, rows = bc.heatmap_rows(outcome, labels)
-    right = [False, False, *([True] * len(outcome.columns))]
-    return render_table(headers, rows, right, width=width, wrap=(0,) if width else ())
+    return to_text(bc.heatmap_table(outcome, labels), width, wrap=(0,) if width else ())
 
 
 def _named(c: cb.Column) -> str:
@@ -90,8 +89,7 @@ def render_text(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> str:
         bc.counts_line(outcome),
     ]
     if outcome.differences:
-        headers = ["sysinfo that differs", *(bc.column_title(outcome, i) for i in range(len(outcome.columns)))]
-        parts.append(render_table(headers, bc.sysinfo_rows(outcome)))
+        parts.append(to_text(bc.sysinfo_table(outcome)))
     else:
         parts.append("sysinfo that differs: nothing: the columns' machine descriptions are the same")
     parts.append("columns (docs/compare.md, \"How a column picks its run\"):\n"

@@ -13,7 +13,8 @@ from ..records import describe_instance, format_params
 from ..stats import CI_LEVEL
 from . import names as nm
 from . import plots
-from .html import _table, esc, run_subtitle
+from .html import esc, run_subtitle
+from .tables import Cell, Column, Row, Table, to_html
 from ..fmt import fmt_num
 
 STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
@@ -92,18 +93,20 @@ def _stat_cell(c: Comparison | None, name: str) -> str:
     return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(st.change)}</td>'
 
 
+SIGNIFICANT_COLUMNS = (Column("benchmark"), Column("params"), Column("run", True), Column("statistic"),
+                       Column("baseline", True), Column("run value", True), Column("change", True), Column("p", True),
+                       Column("verdict"), Column("test"))
+
+
 def _significant_table(significant: Sequence[tuple[Comparison, StatChange]]) -> str:
-    rows = [
-        f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
-        f'<td class="num">{c.run_id}</td><td>{esc(st.stat)}</td><td class="num">{fmt_num(st.baseline)}</td>'
-        f'<td class="num">{fmt_num(st.value)}</td><td class="num">{100 * st.change:+.1f}%</td>'
-        f'<td class="num">{st.p_value:.2g}</td><td><span class="badge">{esc(st.verdict)}</span></td>'
-        f"<td>{esc(st.test)}</td></tr>\n"
+    rows = tuple(
+        Row((Cell(c.bench, css="mono"), Cell(format_params(c.params), css="mono"), Cell(str(c.run_id)), Cell(st.stat),
+             Cell(fmt_num(st.baseline)), Cell(fmt_num(st.value)), Cell(f"{100 * st.change:+.1f}%"),
+             Cell(f"{st.p_value:.2g}"), Cell(st.verdict, html=f'<span class="badge">{esc(st.verdict)}</span>'),
+             Cell(st.test)))
         for c, st in sorted(significant, key=lambda x: -x[1].worse)
-    ]
-    return _table((("benchmark", False), ("params", False), ("run", True), ("statistic", False),
-                   ("baseline", True), ("run value", True), ("change", True), ("p", True),
-                   ("verdict", False), ("test", False)), rows, 'class="stat-changes"')
+    )
+    return to_html(Table(SIGNIFICANT_COLUMNS, rows, 'class="stat-changes"'))
 
 
 def stat_sections_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], labels: nm.InstanceLabels,

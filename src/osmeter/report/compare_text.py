@@ -6,29 +6,20 @@ file (HTML page or SVG/PNG/PDF figure). docs/compare.md.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 from .. import compare as cmp
 from .. import counters as ctr
 from ..comparing import Outcome
-from ..fmt import fmt_num, render_table
-from ..records import describe_instance, format_params
+from ..records import describe_instance
 from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
 from . import compare_stats as cs
 from . import flags as fl
 from . import names as nm
+from .compare_table import changes_table
+from .tables import simple, to_text
 
 COMPARE_SCHEMA = 1
-
-TABLE_HEADERS = ("benchmark", "params", "run", "baseline", "median", "unit", "ratio", "95% CI", "change", "verdict")
-_RIGHT = (False, False, True, True, True, False, True, True, True, False)
-
-
-def verdict_text(c: cmp.Comparison) -> str:
-    """`slower [precision-unmet, unstable]`: the verdict with the flags that qualify it."""
-    return f"{c.verdict} [{c.caveat}]" if c.caveat else c.verdict
-
 
 def caveat_flags(comparisons: Sequence[cmp.Comparison]) -> list[str]:
     """The flags that qualify some verdict, in the legend's order."""
@@ -75,7 +66,7 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
     if diffs:
         if len(runs) <= 6:
             rows = [[d.key, *d.values] for d in diffs]
-            parts.append("what differs:\n" + render_table(["", *(f"run {r.id}" for r in runs)], rows))
+            parts.append("what differs:\n" + to_text(simple(["", *(f"run {r.id}" for r in runs)], rows)))
         else:
             lines = []
             for d in diffs:
@@ -86,30 +77,7 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
             parts.append("what differs:\n" + "\n".join(lines))
     else:
         parts.append("what differs: nothing in the machine descriptions, suites or options")
-    lead = labels.names is not None
-    rows = []
-    for c in ordered_comparisons(outcome, labels):
-        ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
-        rows.append(
-            ([labels.shown(c.bench, c.params) or ""] if lead else [])
-            + [
-                c.bench,
-                format_params(c.params),
-                str(c.run_id),
-                fmt_num(c.baseline_median),
-                fmt_num(c.median),
-                c.unit or "",
-                "-" if math.isnan(c.ratio) else f"{c.ratio:.3f}",
-                ci,
-                "-" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%",
-                verdict_text(c),
-            ]
-        )
-        rows.extend(([""] if lead else []) + row for row in cs.stat_rows(c))
-        rows.extend(([""] if lead else []) + row for row in counter_rows(outcome.deltas(c)))
-    headers = (("LEBench row",) if lead else ()) + TABLE_HEADERS
-    right = ((False,) if lead else ()) + _RIGHT
-    parts.append(render_table(headers, rows, right))
+    parts.append(to_text(changes_table(ordered_comparisons(outcome, labels), labels, outcome.deltas)))
     notes = []
     if any(c.stats for c in outcome.comparisons):
         notes.append(
@@ -140,25 +108,6 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
         more = len(outcome.not_compared) - len(shown)
         parts.append("not compared:\n" + "\n".join(f"  {n}" for n in shown) + (f"\n  ... and {more} more" if more else ""))
     return "\n\n".join(parts) + "\n"
-
-
-def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
-    """The counters of one comparison as indented rows under it, in the table's columns."""
-    return [
-        [
-            f"  {d.name}",
-            "",
-            "",
-            ("~" if d.multiplexed else "") + fmt_num(d.baseline),
-            ("~" if d.multiplexed else "") + fmt_num(d.value),
-            ctr.unit_label(d.unit),
-            ctr.ratio_text(d),
-            "",
-            ctr.change_text(d),
-            "",
-        ]
-        for d in deltas
-    ]
 
 
 def counters_json(deltas: Sequence[ctr.CounterDelta]) -> list[dict[str, Any]]:

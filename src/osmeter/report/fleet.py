@@ -22,6 +22,8 @@ from ..sysinfo import KEY_ARCH, KEY_KERNEL, machine_text
 from . import by_cells as bc
 from . import names as nm
 from .content import RunReport
+from .escaping import esc
+from .tables import Cell, Column, Row, Table, to_html, to_markdown, to_text
 from ..fmt import human_bytes
 
 COMPLETE, INCOMPLETE, FAILED = "complete", "incomplete", "failed"
@@ -63,6 +65,18 @@ class HostRow:
 
 
 HOST_HEADERS = ("host", "run", "status", "ok/skip/error", "machine", "started")
+
+
+def hosts_table(hosts: list[HostRow]) -> Table:
+    """A row per host: its run (linked in HTML), status (a badge), counts, machine and start."""
+    columns = tuple(Column(h, css="num" if h == "ok/skip/error" else None) for h in HOST_HEADERS)
+    rows = []
+    for h in hosts:
+        c = h.cells()
+        rows.append(Row((Cell(c[0], css="mono"), Cell(c[1], html=f'<a href="#run-{h.run.id}">{esc(c[1])}</a>'),
+                         Cell(c[2], html=f'<span class="badge {esc(h.status)}">{esc(c[2])}</span>'),
+                         Cell(c[3], css="num"), Cell(c[4]), Cell(c[5])), f"host {h.status}"))
+    return Table(columns, tuple(rows), 'class="hosts" id="hosts"')
 
 
 @dataclass
@@ -120,23 +134,16 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
 
 
 def render_html(report: FleetReport, expect_path: str = "") -> str:
-    from .html import _table, esc, page, run_section, run_title
+    from .html import page, run_section, run_title
     from .html_by import sections
 
     title = f"osmeter fleet report: {report.fleet}"
-    rows = []
-    for h in report.hosts:
-        cells = h.cells()
-        badge = f'<span class="badge {esc(h.status)}">{esc(cells[2])}</span>'
-        rows.append(f'<tr class="host {esc(h.status)}"><td class="mono">{esc(cells[0])}</td>'
-                    f'<td><a href="#run-{h.run.id}">{esc(cells[1])}</a></td><td>{badge}</td>'
-                    f'<td class="num">{esc(cells[3])}</td><td>{esc(cells[4])}</td><td>{esc(cells[5])}</td></tr>\n')
     parts = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">{esc(report.counts)}; failed: no result stored, incomplete: the run stopped before the '
         "end (its reason), complete: the whole suite ran.</p>",
         "<h2>Hosts</h2>",
-        _table(tuple((h, h == "ok/skip/error") for h in HOST_HEADERS), rows, 'class="hosts" id="hosts"'),
+        to_html(hosts_table(report.hosts)),
         *(f'<p class="host failed"><span class="badge failed">{esc(line)}</span></p>'
           for line in report.unstored_lines()),
     ]
@@ -153,27 +160,21 @@ def render_html(report: FleetReport, expect_path: str = "") -> str:
 # --- Markdown and text -----------------------------------------------------------------
 
 
-def _by_tables(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> tuple[list[str], list[list[str]], list[list[str]]]:
-    """The heatmap's headers and rows, and the sysinfo diff's rows (key first)."""
-    headers, rows = bc.heatmap_rows(outcome, labels)
-    return headers, rows, bc.sysinfo_rows(outcome)
-
-
 def render_md(report: FleetReport, expect_path: str = "") -> str:
     from . import markdown as md
 
     out = [f"# osmeter fleet report: {md.inline(report.fleet)}", md.inline(report.counts) + ".", "## Hosts",
-           md.table(HOST_HEADERS, [h.cells() for h in report.hosts]),
+           to_markdown(hosts_table(report.hosts)),
            *(["\n".join(f"- {md.inline(line)}" for line in report.unstored_lines())] if report.unstored else [])]
     o = report.outcome
     if o is not None:
-        headers, rows, diff = _by_tables(o, report.labels)
         out += [f"## Change against {md.inline(o.columns[o.baseline].name)}, by host",
-                md.table(headers, rows, [False, False, *([True] * len(o.columns))]),
+                to_markdown(bc.heatmap_table(o, report.labels)),
                 "\n".join(f"- {md.inline(line.strip())}" for line in bc.legend_lines(o)),
                 md.inline(bc.counts_line(o)) + ".",
                 "## Sysinfo that differs between the hosts",
-                md.table(["key", *headers[2:]], diff) if diff else "The hosts' machine descriptions are the same.",
+                (to_markdown(bc.sysinfo_table(o)) if o.differences
+                 else "The hosts' machine descriptions are the same."),
                 "\n".join(f"- {md.inline(n)}" for n in bc.columns_used(o) + bc.reasons(o, report.labels))]
     else:
         out.append(f"No comparison by host: {md.inline(report.note)}")
@@ -182,11 +183,10 @@ def render_md(report: FleetReport, expect_path: str = "") -> str:
 
 def render_txt(report: FleetReport, expect_path: str = "") -> str:
     from .. import textsafe
-    from ..fmt import render_table
     from .by_text import render_text
     from .text import render_report as render_text_report
 
-    parts = [f"fleet run {report.fleet}: {report.counts}", render_table(HOST_HEADERS, [h.cells() for h in report.hosts]),
+    parts = [f"fleet run {report.fleet}: {report.counts}", to_text(hosts_table(report.hosts)),
              *(["\n".join(report.unstored_lines())] if report.unstored else [])]
     parts.append(render_text(report.outcome, report.labels) if report.outcome is not None
                  else f"no comparison by host: {report.note}")

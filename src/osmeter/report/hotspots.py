@@ -1,6 +1,8 @@
-"""The report's Hotspots section: each stored profile of the run (osmeter
-hotspots) as its top functions by total and self share, with the counts
-behind them and the command that draws its flame graph."""
+"""Hotspot tables, built once in the table model (report.tables): the
+report's Hotspots section (each stored profile of the run as its top
+functions by total and self share, with the counts behind them and the
+command that draws its flame graph), and the `osmeter hotspots` command's
+top, depth and diff tables."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..hotspots import folded
+from ..hotspots.folded import DepthView, DiffRow, FunctionRow, display_name
 from ..model import StoredProfile
 from ..records import describe_instance
+from .tables import Cell, Column, Row, Table, simple, to_text
 
 HEADING = "Hotspots"
 EXPLAIN = ("Where each profiled instance's timed region spent its time (osmeter hotspots, "
@@ -24,8 +28,20 @@ TOP = 10
 class ProfileTable:
     title: str  # the instance and what the profile is
     command: str  # to draw its flame graph
-    rows: list[list[str]]
+    table: Table | None  # its top functions; None when there is none (note says why)
     note: str | None  # why there is no table (unsupported, empty)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _top_table(rows: Sequence[FunctionRow]) -> Table:
+    columns = tuple(Column(h, r) for h, r in zip(HEADERS, RIGHT))
+    return Table(columns, tuple(
+        Row((Cell(r.function, css="mono"), *(Cell(t) for t in (_pct(r.total_share), _pct(r.self_share),
+                                                                   str(r.total_weight), str(r.self_weight)))))
+        for r in rows), 'class="hotspots"')
 
 
 def tables(run_id: int, profiles: Sequence[StoredProfile]) -> list[ProfileTable]:
@@ -37,10 +53,60 @@ def tables(run_id: int, profiles: Sequence[StoredProfile]) -> list[ProfileTable]
                  f"{m.get('weight_unit', 'samples')}")
         command = f"osmeter hotspots --show {run_id}:{i}"
         if p.status != "ok":
-            out.append(ProfileTable(title, command, [], f"{p.status}: {m.get('reason') or 'no reason given'}"))
+            out.append(ProfileTable(title, command, None, f"{p.status}: {m.get('reason') or 'no reason given'}"))
             continue
         stacks = folded.stacks_from_record([[s, w] for s, w in p.stacks])
-        rows = [[r.function, f"{100 * r.total_share:.1f}%", f"{100 * r.self_share:.1f}%", str(r.total_weight),
-                 str(r.self_weight)] for r in folded.function_table(stacks, m.get("calls"))[:TOP]]
-        out.append(ProfileTable(title, command, rows, None))
+        out.append(ProfileTable(title, command, _top_table(folded.function_table(stacks, m.get("calls"))[:TOP]), None))
     return out
+
+
+# ---- the hotspots command's text -----------------------------------------------------
+
+
+def _text(table: Table) -> str:
+    return to_text(table) + "\n"
+
+
+def render_top(rows: Sequence[FunctionRow], n: int, weight_unit: str) -> str:
+    """The top n functions by total share, then by self share."""
+    unit = "samples" if weight_unit == "samples" else "ns"
+    with_calls = any(r.calls is not None for r in rows)
+
+    def cells(r: FunctionRow) -> list[str]:
+        c = [r.function, _pct(r.total_share), _pct(r.self_share), str(r.total_weight), str(r.self_weight)]
+        return c + ([str(r.calls) if r.calls is not None else "-"] if with_calls else [])
+    header = ["function", "total", "self", f"total {unit}", f"self {unit}"] + (["calls"] if with_calls else [])
+    right = [False, True, True, True, True] + ([True] if with_calls else [])
+    by_self = sorted((r for r in rows if r.self_weight), key=lambda r: (-r.self_weight, r.function))
+    return (f"top {n} functions by total time (a function's stacks, counted once each):\n"
+            + _text(simple(header, [cells(r) for r in rows[:n]], right))
+            + f"\ntop {n} functions by self time (the function itself, at the leaf):\n"
+            + _text(simple(header, [cells(r) for r in by_self[:n]], right)))
+
+
+def render_depth(view: DepthView, n_per_depth: int) -> str:
+    """Weight per kernel call depth, and the heaviest functions at each."""
+    total = view.total or 1
+    lines = [f"time per kernel call depth (depth 0: the syscall or exception entry; "
+             f"{_pct(view.outside / total)} of the profile has no kernel frame):"]
+    rows = []
+    for d in view.depths:
+        top = ", ".join(f"{display_name(f)} {_pct(w / total)}" for f, w in d.functions[:n_per_depth])
+        rows.append([str(d.depth), _pct(d.inclusive / total), _pct(d.self_weight / total), top])
+    return "\n".join(lines) + "\n" + _text(simple(["depth", "reached", "self", "functions at this depth (share)"],
+                                                   rows, [True, True, True, False]))
+
+
+def render_diff(rows: Sequence[DiffRow], n: int, weight_unit: str, label_a: str, label_b: str) -> str:
+    """The n functions whose self share moved most, with the counts behind each share."""
+    def cells(r: DiffRow) -> list[str]:
+        se = f"{100 * r.se:.1f}" if r.se is not None else "-"
+        return [r.function, _pct(r.self_a), _pct(r.self_b), f"{100 * r.self_change:+.1f}", se,
+                _pct(r.total_a), _pct(r.total_b), f"{100 * r.total_change:+.1f}",
+                f"{r.self_weight_a}/{r.total_weight_a}", f"{r.self_weight_b}/{r.total_weight_b}"]
+    unit = "samples" if weight_unit == "samples" else "ns"
+    header = ["function", "self A", "self B", "change pp", "+-se", "total A", "total B", "change pp",
+              f"A {unit} self/total", f"B {unit} self/total"]
+    return (f"A: {label_a}\nB: {label_b}\nfunctions whose self share changed most (percentage points; "
+            "+-se: one standard error of the change):\n"
+            + _text(simple(header, [cells(r) for r in rows[:n]], [False] + [True] * 9)))

@@ -10,17 +10,14 @@ and makes no request.
 
 from __future__ import annotations
 
-import html
 import re
 from datetime import datetime, timezone
 from importlib import resources
 from string import Template
 from typing import Any, Sequence
 
-from .. import textsafe
 from ..version import __version__
-from ..lebench import RowNames
-from ..model import BenchResult, RunInfo
+from ..model import RunInfo
 from ..records import describe_instance, format_params
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
@@ -32,18 +29,17 @@ from . import names as nm
 from . import plots
 from . import summary as sm
 from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
-from ..fmt import fmt_num, fmt_percent
+from .escaping import esc
+from .counters_table import counters_table
+from .results_table import results_table
+from .tables import Cell, Column, Table, to_html, value_cell
+from .tables import Row as TableRow
+from ..fmt import fmt_num
 
 WIDE_FIGURE_IN = 4.5  # inches: a taller distribution figure gets the page's whole width
 LONG_VALUE = 240  # characters: a longer machine value is folded into <details>
 HIGH_CV = 0.05
 NUM_ATTR = ' class="num"'
-
-
-def esc(value: Any) -> str:
-    """Any text in the page, attributes included: HTML-escaped (quotes too), without the controls
-    and bidi overrides that have no place in a page and could make it lie (osmeter.textsafe)."""
-    return html.escape(textsafe.terminal(str(value)), quote=True)
 
 
 def _template() -> Template:
@@ -74,27 +70,10 @@ def run_subtitle(run: RunInfo) -> str:
 # --- pieces -----------------------------------------------------------------
 
 
-def _table(headers: Sequence[tuple[str, bool]], rows: Sequence[str], attrs: str = "") -> str:
-    head = "".join(f"<th{NUM_ATTR if num else ''}>{esc(h)}</th>" for h, num in headers)
-    return (
-        f'<div class="scroll"><table {attrs}><thead><tr>{head}</tr></thead>'
-        f"<tbody>\n{''.join(rows)}</tbody></table></div>\n"
-    )
-
-
-def _value_cell(text: str) -> str:
-    if len(text) <= LONG_VALUE:
-        return f'<td class="value">{esc(text)}</td>'
-    first = text.splitlines()[0] if "\n" in text else text
-    short = first[:90].rstrip() + " …"
-    return f'<td class="value"><details><summary>{esc(short)}</summary>{esc(text)}</details></td>'
-
-
-def _pair_rows(rows: Sequence[Row]) -> list[str]:
-    return [
-        f'<tr><td class="key mono">{esc(r.key)}</td>{_value_cell(r.value)}<td class="help">{esc(r.help)}</td></tr>\n'
-        for r in rows
-    ]
+def pairs_table(rows: Sequence[Row], attrs: str) -> Table:
+    """key, value, what it is: the machine and the measurement set-up."""
+    return Table((Column("key"), Column("value"), Column("what it is")), tuple(
+        TableRow((Cell(r.key, css="key mono"), value_cell(r.value), Cell(r.help, css="help"))) for r in rows), attrs)
 
 
 def warnings_html(warnings: Sequence[CodedWarning], failures: Sequence[Any] = ()) -> str:
@@ -111,88 +90,6 @@ def warnings_html(warnings: Sequence[CodedWarning], failures: Sequence[Any] = ()
         for f in failures
     ]
     return '<ul class="warnings">\n' + "\n".join(items) + "\n</ul>\n"
-
-
-def _status_badge(status: str) -> str:
-    return f'<span class="badge {esc(status)}">{esc(status)}</span>'
-
-
-def params_html(params: dict[str, Any]) -> str:
-    """key=value pairs that wrap between pairs, never inside one."""
-    return " ".join(f'<span class="p">{esc(format_params({k: params[k]}))}</span>' for k in sorted(params))
-
-
-def _flag_badges(r: BenchResult) -> str:
-    """The result's flags as badges, each with what it means as its title."""
-    out = []
-    for f, word in zip(fl.ordered(r.flags), fl.flag_words(r)):
-        out.append(f'<span class="flag" title="{esc(fl.describe(f))}">{esc(word)}</span>')
-    return " ".join(out)
-
-
-def summary_headers(results: Sequence[BenchResult], names: RowNames | None = None) -> list[tuple[str, bool]]:
-    """The summary table's columns: LEBench row (--names lebench), R (when the instances had
-    different numbers of repetitions) and flags (when any result is flagged) only when needed."""
-    wanted = (
-        ("LEBench row", False, names is not None),
-        ("benchmark", False, True),
-        ("params", False, True),
-        ("median", True, True),
-        ("95% CI of median", True, True),
-        ("ref cycles", True, any(sm.ref_cycles(r) is not None for r in results)),
-        ("best", True, True),
-        ("lebench_kbest" if names is None else "k-best", True, True),
-        ("average", True, names is not None),
-        ("CV %", True, True),
-        ("n", True, True),
-        ("R", True, sm.needs_r_column(results)),
-        ("outliers", True, True),
-        ("unit", False, True),
-        ("status", False, True),
-        ("flags", False, any(r.flags for r in results)),
-    )
-    return [(h, num) for h, num, keep in wanted if keep]
-
-
-def summary_rows(results: Sequence[BenchResult], anchors: dict[str, str], names: RowNames | None = None) -> list[str]:
-    with_r = sm.needs_r_column(results)
-    with_flags = any(r.flags for r in results)
-    with_cycles = any(sm.ref_cycles(r) is not None for r in results)
-    rows = []
-    for row_name, r in nm.labelled(results, names):
-        name = esc(r.bench)
-        if r.bench in anchors:
-            name = f'<a href="#{anchors[r.bench]}">{name}</a>'
-        lead = f"<td>{esc(row_name or '')}</td>" if names is not None else ""
-        params = params_html(r.params)
-        flags = f"<td>{_flag_badges(r)}</td>" if with_flags else ""
-        cls = ' class="flagged"' if r.flags else ""
-        s = r.summary
-        if s is None:
-            span = 7 + (1 if names is not None else 0) + (1 if with_r else 0) + (1 if with_cycles else 0)
-            rows.append(
-                f'<tr{cls}>{lead}<td class="mono">{name}</td><td class="mono params">{params}</td>'
-                f'<td class="reason" colspan="{span}">{esc(r.reason or "")}</td>'
-                f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td>{flags}</tr>\n"
-            )
-            continue
-        kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
-        cv_class = "num hot" if s.cv > HIGH_CV else "num"
-        average = f'<td class="num">{fmt_num(s.mean)}</td>' if names is not None else ""
-        reps = f'<td class="num">{sm.repetitions(r)}</td>' if with_r else ""
-        rows.append(
-            f'<tr{cls}>{lead}<td class="mono">{name}</td><td class="mono params">{params}</td>'
-            f'<td class="num">{fmt_num(s.median)}</td>'
-            f'<td class="num">{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}</td>'
-            + (f'<td class="num">{sm.ref_cycles_text(r)}</td>' if with_cycles else "")
-            + f'<td class="num">{fmt_num(sm.best(r))}</td>'
-            f'<td class="num">{kbest}</td>{average}'
-            f'<td class="{cv_class}">{fmt_percent(s.cv)}</td>'
-            f'<td class="num">{s.n}</td>{reps}'
-            f'<td class="num">{s.outliers}</td>'
-            f"<td>{esc(r.unit or '')}</td><td>{_status_badge(r.status)}</td>{flags}</tr>\n"
-        )
-    return rows
 
 
 def flag_legend_html(names: Sequence[str]) -> str:
@@ -221,25 +118,13 @@ def facts_html(report: RunReport) -> str:
     groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)])
     if not groups:
         return ""
-    rows = [
-        f'<tr><td class="mono">{esc(g.who)}</td><td class="value">'
-        + "<br>".join(f'<span class="mono">{esc(k)}</span>: {esc(v)}' for k, v in g.facts)
-        + "</td></tr>\n"
+    rows = tuple(
+        TableRow((Cell(g.who, css="mono"), Cell("", html="<br>".join(f'<span class="mono">{esc(k)}</span>: {esc(v)}'
+                                                                      for k, v in g.facts), css="value")))
         for g in groups
-    ]
-    return (f"<h3>{esc(fc.TITLE)}</h3>\n<p class=\"muted\">{esc(fc.EXPLAIN)}</p>\n"
-            + _table((("results", False), ("info", False)), rows, f'id="info-{report.run.id}" class="info"'))
-
-
-def _counter_title(c: ctr.CounterValue, ops: int | None) -> str:
-    """Hover text of a counter cell: where the value per operation comes from."""
-    text = f"{c.name}: {fmt_num(c.value)} {ctr.unit_label(c.unit)}"
-    if c.total is not None and ops:
-        total = f"{c.total:.0f}" if c.total.is_integer() else fmt_num(c.total)
-        text += f" = {total} over {ops} operations"
-    if c.multiplexed and c.running is not None:
-        text += f"; counted {100 * c.running:.0f} % of the time and scaled"
-    return text
+    )
+    table = Table((Column("results"), Column("info")), rows, f'id="info-{report.run.id}" class="info"')
+    return f"<h3>{esc(fc.TITLE)}</h3>\n<p class=\"muted\">{esc(fc.EXPLAIN)}</p>\n" + to_html(table)
 
 
 def counters_html(report: RunReport) -> str:
@@ -253,30 +138,8 @@ def counters_html(report: RunReport) -> str:
         f'<p class="muted">{esc(ctr.EXPLAIN)} Hover a value for the total it comes from.</p>',
     ]
     if cols:
-        head = "<th>benchmark</th><th>params</th>" + "".join(
-            f'<th class="num">{esc(c.name)}<br><span class="unit">{esc(ctr.unit_label(c.unit))}</span></th>'
-            for c in cols
-        )
-        rows = []
-        for r in measured:
-            by_name = ctr.counters_by_name(r)
-            cells = []
-            for col in cols:
-                v = by_name.get(col.name)
-                if v is None or not v.ok:
-                    cells.append('<td class="num muted">-</td>')
-                else:
-                    title = esc(_counter_title(v, ctr.ops(r)))
-                    cells.append(f'<td class="num" title="{title}">{esc(ctr.value_text(v, fmt_num))}</td>')
-            rows.append(
-                f'<tr><td class="mono">{esc(r.bench)}</td><td class="mono params">{params_html(r.params)}</td>'
-                + "".join(cells)
-                + "</tr>\n"
-            )
-        parts.append(
-            f'<div class="scroll"><table id="counters-{report.run.id}" class="counters"><thead><tr>{head}</tr></thead>'
-            f"<tbody>\n{''.join(rows)}</tbody></table></div>"
-        )
+        table = counters_table(measured, cols, f'id="counters-{report.run.id}" class="counters"')
+        parts.append(to_html(table).rstrip("\n"))
     else:
         parts.append('<p class="muted">No counter could be counted on this machine.</p>')
     notes = ctr.notes(measured)
@@ -290,17 +153,13 @@ def hotspots_html(report: RunReport) -> str:
     if not report.profiles:
         return ""
     parts = [f"<h3>{esc(hs.HEADING)}</h3>", f'<p class="muted">{esc(hs.EXPLAIN)}</p>']
-    head = "".join(f'<th{" class=num" if r else ""}>{esc(h)}</th>' for h, r in zip(hs.HEADERS, hs.RIGHT))
     for t in hs.tables(report.run.id, report.profiles):
         parts.append(f'<p><b>{esc(t.title)}</b> <span class="muted">flame graph: '
                      f'<code>{esc(t.command)}</code></span></p>')
-        if t.note:
+        if t.table is None:
             parts.append(f'<p class="muted">{esc(t.note)}</p>')
             continue
-        rows = "".join("<tr>" + "".join(f'<td class="{"num" if r else "mono"}">{esc(c)}</td>'
-                                        for c, r in zip(row, hs.RIGHT)) + "</tr>\n" for row in t.rows)
-        parts.append(f'<div class="scroll"><table class="hotspots"><thead><tr>{head}</tr></thead>'
-                     f"<tbody>\n{rows}</tbody></table></div>")
+        parts.append(to_html(t.table).rstrip("\n"))
     return "\n".join(parts) + "\n"
 
 
@@ -312,33 +171,25 @@ def predictions_html(report: RunReport, path: str) -> str:
         p = c.prediction
         measured = c.measured
         shown_unit = c.result.unit if c.result is not None else p.stored_unit
-        predicted = f"{fmt_num(p.stored_value)}"
         as_given = "" if p.unit == p.stored_unit else f' <span class="muted">({fmt_num(p.value)} {esc(p.unit)})</span>'
         if measured is None:
-            measured_cell = '<td class="reason" colspan="2">not measured in this run</td>'
+            measured_cells: tuple[Cell, ...] = (Cell("not measured in this run", css="reason", span=2),)
         else:
-            measured_cell = f'<td class="num">{fmt_num(measured)}</td><td class="num">{ratio_text(c.ratio)}</td>'
-        rows.append(
-            f'<tr><td class="mono">{esc(p.bench)}</td><td class="mono">{esc(format_params(c.result.params) if c.result else format_params(p.params))}</td>'
-            f'<td class="num">{predicted}{as_given}</td>{measured_cell}<td>{esc(shown_unit)}</td>'
-            f'<td class="help">{esc(p.note or "")}</td></tr>\n'
-        )
-    headers = (
-        ("benchmark", False),
-        ("params", False),
-        ("predicted", True),
-        ("measured (median)", True),
-        ("measured / predicted", True),
-        ("unit", False),
-        ("how it was predicted", False),
-    )
+            measured_cells = (Cell(fmt_num(measured)), Cell(ratio_text(c.ratio)))
+        params = format_params(c.result.params) if c.result else format_params(p.params)
+        rows.append(TableRow((Cell(p.bench, css="mono"), Cell(params, css="mono"),
+                              Cell(fmt_num(p.stored_value), html=esc(fmt_num(p.stored_value)) + as_given),
+                              *measured_cells, Cell(shown_unit), Cell(p.note or "", css="help"))))
+    columns = (Column("benchmark"), Column("params"), Column("predicted", True), Column("measured (median)", True),
+               Column("measured / predicted", True), Column("unit"), Column("how it was predicted"))
     intro = (
         f'<p class="muted">From {esc(path)}. A ratio of 1.00× is a prediction spot on; '
         "above 1 the operation costs more than predicted (for a rate: delivers more).</p>\n"
         if path
         else ""
     )
-    return "<h3>Predictions</h3>\n" + intro + _table(headers, rows, f'id="predictions-{report.run.id}" class="predictions"')
+    table = Table(columns, tuple(rows), f'id="predictions-{report.run.id}" class="predictions"')
+    return "<h3>Predictions</h3>\n" + intro + to_html(table)
 
 
 def figures_html(report: RunReport, prefix: str) -> tuple[str, dict[str, str]]:
@@ -404,8 +255,8 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         warnings_html(report.warnings, report.failures),
         "<h3>Results</h3>",
         '<p class="muted">' + "<br>".join(esc(n) for n in notes) + "</p>",
-        _table(summary_headers(results, report.names), summary_rows(results, anchors, report.names),
-               f'id="summary-{run.id}" class="summary"'),
+        to_html(results_table(results, report.names, "html", anchors=anchors,
+                              attrs=f'id="summary-{run.id}" class="summary"')),
         bit_rates_html(report),
         flag_legend_html(fl.present(results)),
         lebench_notes,
@@ -414,17 +265,9 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         hotspots_html(report),
         predictions_html(report, expect_path),
         "<h3>Machine</h3>",
-        _table(
-            (("key", False), ("value", False), ("what it is", False)),
-            _pair_rows(machine_rows(run)),
-            f'id="machine-{run.id}" class="machine"',
-        ),
+        to_html(pairs_table(machine_rows(run), f'id="machine-{run.id}" class="machine"')),
         "<h3>Measurement set-up</h3>",
-        _table(
-            (("key", False), ("value", False), ("what it is", False)),
-            _pair_rows(setup_rows(run)),
-            f'id="setup-{run.id}" class="setup"',
-        ),
+        to_html(pairs_table(setup_rows(run), f'id="setup-{run.id}" class="setup"')),
         figures,
         "</section>",
     ]

@@ -11,51 +11,14 @@ from __future__ import annotations
 
 from .. import compare_by as cb
 from .. import compare as cmp
-from ..records import describe_instance
 from . import by_cells as bc
 from . import names as nm
-from . import plots
-from .html import _table, _value_cell, esc, flag_legend_html, page, run_subtitle
-from .html_compare import _cell_title
-
-
-def _cell(cell: cb.Cell, column: cb.Column, row: cb.Row) -> str:
-    lk = bc.look(cell)
-    classes = ["cell"]
-    if cell.comparison is not None:
-        title = _cell_title(cell.comparison)
-        if not cell.comparison.significant:
-            classes += ["ns", "hatch"]
-        if lk.caveat:
-            classes.append("caveat")
-    elif cell.state == cb.BASELINE:
-        classes.append("base")
-        title = f"{describe_instance(row.bench, row.params)}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
-    else:
-        classes.append("missing")
-        title = f"{describe_instance(row.bench, row.params)}\n{column.name}: {bc.STATE_MEANINGS[cell.state]}" + (
-            f"\n{cell.reason}" if cell.reason else "")
-    if cell.run_id is not None and cell.run_id != column.run.id:
-        title += f"\nfrom run {cell.run_id} (the column's run {column.run.id} does not hold it ok)"
-    text = esc(lk.text)
-    if lk.caveat and text.endswith(bc.CAVEAT_MARK):
-        text = text[: -len(bc.CAVEAT_MARK)] + f'<span class="mark">{bc.CAVEAT_MARK}</span>'
-    style = f' style="background:{lk.colour}"' if lk.colour != bc.WHITE else ""
-    return f'<td class="{" ".join(classes)}"{style} title="{esc(title)}">{text}</td>'
+from .html import esc, flag_legend_html, page, run_subtitle
+from .tables import to_html
 
 
 def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> str:
-    head = "".join(
-        f'<th class="run" title="{esc(f"run {c.run.id}: " + run_subtitle(c.run))}">{esc(bc.column_title(outcome, i))}</th>'
-        for i, c in enumerate(outcome.columns)
-    )
-    rows = []
-    for row in bc.ordered_rows(outcome, labels):
-        cells = "".join(_cell(cell, col, row) for cell, col in zip(row.cells, outcome.columns))
-        unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
-        rows.append(f'<tr><th class="bench mono">{esc(bc.row_name(row, labels))}{unit}</th>{cells}</tr>\n')
-    return (f'<div class="scroll"><table class="heatmap" id="heatmap-by"><thead><tr><th class="corner"></th>{head}'
-            f"</tr></thead><tbody>\n{''.join(rows)}</tbody></table></div>")
+    return to_html(bc.heatmap_table(outcome, labels, run_subtitle)).rstrip("\n")
 
 
 def _legend(outcome: cb.ByOutcome) -> str:
@@ -78,10 +41,7 @@ def _legend(outcome: cb.ByOutcome) -> str:
 def sysinfo_html(outcome: cb.ByOutcome) -> str:
     if not outcome.differences:
         return '<p class="muted">The columns\' machine descriptions are the same.</p>\n'
-    headers = [("key", False)] + [(bc.column_title(outcome, i), False) for i in range(len(outcome.columns))]
-    rows = [f'<tr><td class="key mono">{esc(d.key)}</td>' + "".join(_value_cell(v) for v in d.values) + "</tr>\n"
-            for d in outcome.differences]
-    return _table(headers, rows, 'class="differences" id="sysinfo-diff"')
+    return to_html(bc.sysinfo_table(outcome))
 
 
 def sections(outcome: cb.ByOutcome, labels: nm.InstanceLabels, level: int = 2) -> str:

@@ -7,7 +7,7 @@ built with the same pieces and the same escaping as the report (html.py).
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ..compare import Comparison, Difference
 from ..compare import sort_by_change as cmp_sorted
@@ -18,7 +18,10 @@ from .. import counters as ctr
 from . import flags as fl
 from . import names as nm
 from . import plots
-from .html import _table, _value_cell, esc, flag_legend_html, page, params_html, run_subtitle, run_title
+from .compare_table import CAVEAT_MARK, CountersOf, cell_title, change_text, changes_table, no_counters
+from .html import esc, flag_legend_html, page, run_subtitle, run_title, value_cell
+from .results_table import params_html
+from .tables import Cell, Column, Row, Table, to_html
 from ..fmt import fmt_num
 
 def run_column_label(run: RunInfo) -> str:
@@ -26,49 +29,10 @@ def run_column_label(run: RunInfo) -> str:
     return f"#{run.id} {label}".strip()
 
 
-CountersOf = Callable[[Comparison], Sequence[ctr.CounterDelta]]
-
-
-def _no_counters(c: Comparison) -> Sequence[ctr.CounterDelta]:
-    return ()
-
-
-def counter_delta_text(d: ctr.CounterDelta) -> str:
-    """`task-clock ns/op 147.5 → 160.2 (+8.6%)`: baseline first."""
-    mark = "~" if d.multiplexed else ""
-    return f"{d.label} {mark}{fmt_num(d.baseline)} → {mark}{fmt_num(d.value)} ({ctr.change_text(d)})"
-
-
-def _cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
-    text = (
-        f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n"
-        f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
-        f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
-    )
-    if c.stats:
-        from .compare_stats import stat_line
-
-        text += "".join(f"\n{stat_line(st)}" for st in c.stats)
-    if c.caveat:
-        text += f"\ncaveat: {c.caveat}\n" + "\n".join(
-            f"{name}: {meaning}" for name, meaning in fl.legend(c.caveat.split(", "))
-        )
-    if deltas:
-        text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
-    return text
-
-
-def change_text(c: Comparison) -> str:
-    return "n/a" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%"
-
-
-CAVEAT_MARK = "!"  # after a heatmap cell's change: a figure behind it carries a flag
-
-
-def _heat_cell(c: Comparison | None, counters_of: CountersOf = _no_counters) -> str:
+def _heat_cell(c: Comparison | None, counters_of: CountersOf = no_counters) -> str:
     if c is None:
         return '<td class="cell missing" title="not in this run">–</td>'
-    title = esc(_cell_title(c, counters_of(c)))
+    title = esc(cell_title(c, counters_of(c)))
     if math.isnan(c.ratio):
         return f'<td class="cell missing" title="{title}">n/a</td>'
     colour = plots.heat_colour(c.worse) if c.significant else plots.GREY
@@ -80,19 +44,22 @@ def _heat_cell(c: Comparison | None, counters_of: CountersOf = _no_counters) -> 
     return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(c.change)}{mark}</td>'
 
 
+COUNTER_DELTA_COLUMNS = (("benchmark", False), ("params", False), ("run", True), ("time change", True),
+                         ("counter", False), ("unit", False), ("baseline", True), ("run value", True), ("ratio", True),
+                         ("change", True))
+
+
 def counter_deltas_html(comparisons: Sequence[Comparison], counters_of: CountersOf, notes: Sequence[str]) -> str:
     """Every counter counted in both runs of a comparison, next to the change of the time."""
     rows = []
     for c in comparisons:
         for d in counters_of(c):
             mark = "~" if d.multiplexed else ""
-            rows.append(
-                f'<tr><td class="mono">{esc(c.bench)}</td><td class="mono params">{params_html(dict(c.params))}</td>'
-                f'<td class="num">{c.run_id}</td><td class="num">{change_text(c)}</td>'
-                f'<td class="mono">{esc(d.name)}</td><td>{esc(ctr.unit_label(d.unit))}</td>'
-                f'<td class="num">{mark}{fmt_num(d.baseline)}</td><td class="num">{mark}{fmt_num(d.value)}</td>'
-                f'<td class="num">{ctr.ratio_text(d)}</td><td class="num">{ctr.change_text(d)}</td></tr>\n'
-            )
+            rows.append(Row((Cell(c.bench, css="mono"), Cell(format_params(c.params), html=params_html(dict(c.params)),
+                                                           css="mono params"),
+                             Cell(str(c.run_id)), Cell(change_text(c)), Cell(d.name, css="mono"),
+                             Cell(ctr.unit_label(d.unit)), Cell(mark + fmt_num(d.baseline)),
+                             Cell(mark + fmt_num(d.value)), Cell(ctr.ratio_text(d)), Cell(ctr.change_text(d)))))
     if not rows and not notes:
         return ""
     parts = [
@@ -104,12 +71,8 @@ def counter_deltas_html(comparisons: Sequence[Comparison], counters_of: Counters
     ]
     if rows:
         parts.append(
-            _table(
-                (("benchmark", False), ("params", False), ("run", True), ("time change", True), ("counter", False),
-                 ("unit", False), ("baseline", True), ("run value", True), ("ratio", True), ("change", True)),
-                rows,
-                'id="counter-deltas" class="counter-deltas"',
-            )
+            to_html(Table(tuple(Column(h, r) for h, r in COUNTER_DELTA_COLUMNS), tuple(rows),
+                          'id="counter-deltas" class="counter-deltas"'))
         )
     if notes:
         parts.append('<ul class="counter-notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
@@ -120,27 +83,21 @@ def differences_html(runs: Sequence[RunInfo], differences: Sequence[Difference],
     if not differences:
         return '<p class="muted">The runs\' machine descriptions, suites and options are identical.</p>\n'
     if len(runs) <= max_columns:
-        headers = [("", False)] + [(run_column_label(r) + (" (baseline)" if i == 0 else ""), False) for i, r in enumerate(runs)]
-        rows = [
-            f'<tr><td class="key mono">{esc(d.key)}</td>'
-            + "".join(_value_cell(v) for v in d.values)
-            + "</tr>\n"
-            for d in differences
-        ]
-        return _table(headers, rows, 'class="differences"')
-    rows = []
+        columns = (Column(""),) + tuple(Column(run_column_label(r) + (" (baseline)" if i == 0 else ""))
+                                         for i, r in enumerate(runs))
+        rows = tuple(Row((Cell(d.key, css="key mono"), *(value_cell(v) for v in d.values))) for d in differences)
+        return to_html(Table(columns, rows, 'class="differences"'))
+    grouped = []
     for d in differences:
         groups: dict[str, list[str]] = {}
         for r, v in zip(runs, d.values):
             groups.setdefault(v, []).append(str(r.id))
         lines = [f"{v}  (run{'s' if len(ids) > 1 else ''} {', '.join(ids)})" for v, ids in groups.items()]
-        if len(lines) <= 12:
-            cell = f'<td class="value">{esc(chr(10).join(lines))}</td>'
-        else:
-            cell = (f'<td class="value"><details><summary>{len(lines)} different values</summary>'
-                    f"{esc(chr(10).join(lines))}</details></td>")
-        rows.append(f'<tr><td class="key mono">{esc(d.key)}</td>{cell}</tr>\n')
-    return _table((("", False), ("values (runs)", False)), rows, 'class="differences"')
+        text = "\n".join(lines)
+        folded = (f"<details><summary>{len(lines)} different values</summary>{esc(text)}</details>"
+                  if len(lines) > 12 else None)
+        grouped.append(Row((Cell(d.key, css="key mono"), Cell(text, html=folded, css="value"))))
+    return to_html(Table((Column(""), Column("values (runs)")), tuple(grouped), 'class="differences"'))
 
 
 InstanceKey = tuple[str, str]  # (bench, params as text)
@@ -191,41 +148,12 @@ def _legend_html(caveat_names: Sequence[str]) -> str:
     )
 
 
-def _change_row(c: Comparison, counters: CountersOf, with_counters: bool, labels: nm.InstanceLabels) -> str:
-    """One significant change: the medians, the change, its interval, the verdict (and counters)."""
-    verdict = c.verdict
-    counter_cell = (
-        f'<td class="counters">{esc(chr(10).join(counter_delta_text(d) for d in counters(c)))}</td>'
-        if with_counters
-        else ""
-    )
-    caveat = "".join(
-        f' <span class="flag" title="{esc(fl.describe(f))}">{esc(f)}</span>' for f in c.caveat.split(", ") if f
-    )
-    lead_cell = f"<td>{esc(labels.shown(c.bench, c.params) or '')}</td>" if labels.names is not None else ""
-    return (
-        f'<tr>{lead_cell}<td class="mono">{esc(c.bench)}</td><td class="mono">{esc(format_params(c.params))}</td>'
-        f'<td class="num">{c.run_id}</td><td class="num">{fmt_num(c.baseline_median)}</td>'
-        f'<td class="num">{fmt_num(c.median)}</td><td>{esc(c.unit or "")}</td>'
-        f'<td class="num">{change_text(c)}</td><td class="num">{c.ci_low:.3f} – {c.ci_high:.3f}</td>'
-        f'<td><span class="badge {esc(verdict)}">{esc(verdict)}</span>{caveat}</td>{counter_cell}</tr>\n'
-    )
-
-
 def _changes_html(significant: Sequence[Comparison], counters: CountersOf, labels: nm.InstanceLabels) -> str:
     """The significant changes, worst first, as a table (or a sentence when there are none)."""
-    with_counters = any(counters(c) for c in significant)  # a column for them only when there are some
-    table_rows = [_change_row(c, counters, with_counters, labels)
-                  for c in sorted(significant, key=lambda c: -c.worse)]
-    if not table_rows:
+    if not significant:
         return '<p class="muted">None: no benchmark changed by more than the noise threshold with an interval excluding 1.</p>'
-    change_headers: tuple[tuple[str, bool], ...] = (("LEBench row", False),) if labels.names is not None else ()
-    change_headers += (("benchmark", False), ("params", False), ("run", True), ("baseline median", True),
-                       ("median", True), ("unit", False), ("change", True), ("95% CI of ratio", True),
-                       ("verdict", False))
-    if with_counters:
-        change_headers += (("counters per operation (baseline → run)", False),)
-    return _table(change_headers, table_rows, 'class="changes"')
+    worst_first = sorted(significant, key=lambda c: -c.worse)
+    return to_html(changes_table(worst_first, labels, counters, indented=False, attrs='class="changes"'))
 
 
 def _counts_html(comparisons: Sequence[Comparison], threshold: float, method: str) -> str:
@@ -254,7 +182,7 @@ def render_comparison(
     threshold: float,
     method: str,
     not_compared: Sequence[str] = (),
-    counters: CountersOf = _no_counters,
+    counters: CountersOf = no_counters,
     counter_notes: Sequence[str] = (),
     labels: nm.InstanceLabels | None = None,
 ) -> str:

@@ -6,10 +6,8 @@ files with `osmeter plot RUN -o DIR` and link them). Pure: content in, text out.
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
-from .. import textsafe
 from ..records import describe_instance, format_params
 from .. import counters as ctr
 from . import hotspots as hs
@@ -18,44 +16,12 @@ from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .content import RunReport, machine_rows, ratio_text, setup_rows
+from .escaping import code, inline
+from .counters_table import counters_table
+from .results_table import results_table
+from .tables import simple, to_markdown
 from .html import run_subtitle, run_title
-from ..fmt import fmt_num, fmt_percent
-
-
-# Characters Markdown would read as markup: code, emphasis, links and images, inline HTML,
-# table cells, strikethrough, headings. Each is backslash-escaped in text from a run, but an
-# underscore between two letters or digits (`touched_mib`), which CommonMark never reads as
-# emphasis, stays as it is.
-_SPECIAL = re.compile(r"[\\`*\[\]<>|~#_]")
-
-
-def _escape_one(m: re.Match[str]) -> str:
-    s, at = m.string, m.start()
-    if m.group() == "_" and 0 < at < len(s) - 1 and s[at - 1].isalnum() and s[at + 1].isalnum():
-        return "_"
-    return "\\" + m.group()
-
-
-def escape(text: object) -> str:
-    """Text from a run (a label, a parameter, a machine value, a message) as Markdown that shows
-    it as it is: markup characters escaped, terminal controls and bidi overrides removed
-    (osmeter.textsafe); line breaks are kept."""
-    return _SPECIAL.sub(_escape_one, textsafe.terminal(str(text)))
-
-
-def inline(text: object) -> str:
-    """escape(text) on one line (a heading, a paragraph, a list item)."""
-    return " ".join(escape(text).split("\n"))
-
-
-def cell(text: object) -> str:
-    """A table cell: escape(text), line breaks as <br>."""
-    return escape(text).replace("\n", "<br>") or " "
-
-
-def code(name: str) -> str:
-    """`name` as inline code when it is a plain word, else as escaped text."""
-    return f"`{name}`" if re.fullmatch(r"[A-Za-z0-9_.:-]+", name) else inline(name)
+from ..fmt import fmt_num
 
 
 LONG_VALUE = 300  # characters: longer machine values are shortened (the HTML report has them whole)
@@ -67,11 +33,9 @@ def short(text: str) -> str:
     return text[:200].rsplit(" ", 1)[0] + f" … ({len(text)} characters; whole in the HTML report and `osmeter export`)"
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[bool] = ()) -> str:
-    align = ["---:" if i < len(right) and right[i] else "---" for i in range(len(headers))]
-    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[bool] = ()) -> str:
+    """A Markdown table of plain cells (report.tables)."""
+    return to_markdown(simple(headers, [[str(c) for c in row] for row in rows], right))
 
 
 def counters_section(report: RunReport) -> list[str]:
@@ -83,12 +47,7 @@ def counters_section(report: RunReport) -> list[str]:
     cols = ctr.columns(measured)
     out = [f"### {ctr.HEADING}", ctr.EXPLAIN]
     if cols:
-        rows = []
-        for r in measured:
-            by_name = ctr.counters_by_name(r)
-            values = [ctr.value_text(by_name.get(c.name), fmt_num) for c in cols]
-            rows.append([r.bench, format_params(r.params), *values])
-        out.append(table(["benchmark", "params"] + [c.label for c in cols], rows, [False, False] + [True] * len(cols)))
+        out.append(to_markdown(counters_table(measured, cols)))
     else:
         out.append("No counter could be counted on this machine.")
     notes = ctr.notes(measured)
@@ -104,7 +63,7 @@ def hotspots_section(report: RunReport) -> list[str]:
     out = [f"### {hs.HEADING}", hs.EXPLAIN]
     for t in hs.tables(report.run.id, report.profiles):
         out.append(f"**{inline(t.title)}** — flame graph: `{t.command}`")
-        out.append(inline(t.note) if t.note else table(list(hs.HEADERS), t.rows, list(hs.RIGHT)))
+        out.append(inline(t.note) if t.table is None else to_markdown(t.table))
     return out
 
 
@@ -115,56 +74,8 @@ def results_section(report: RunReport) -> list[str]:
     results = report.results
     ok = [r for r in results if r.summary is not None]
     with_r = sm.needs_r_column(results)
-    with_flags = any(r.flags for r in results)
     with_cycles = any(sm.ref_cycles(r) is not None for r in results)
-    headers: list[str] = []
-    right: list[bool] = []
-    for name, is_right, wanted in (
-        ("LEBench row", False, names is not None),
-        ("benchmark", False, True),
-        ("params", False, True),
-        ("median", True, True),
-        ("95% CI of median", True, True),
-        ("ref cycles", True, with_cycles),
-        ("best", True, True),
-        ("lebench_kbest" if names is None else "k-best", True, True),
-        ("average", True, names is not None),
-        ("CV %", True, True),
-        ("n", True, True),
-        ("R", True, with_r),
-        ("unit", False, True),
-        ("status", False, True),
-        ("flags", False, with_flags),
-    ):
-        if wanted:
-            headers.append(name)
-            right.append(is_right)
-    rows = []
-    for row_name, r in nm.labelled(results, names):
-        s = r.summary
-        cells: list[str] = [row_name or ""] if names is not None else []
-        cells += [r.bench, format_params(r.params)]
-        if s is None:
-            blanks = 4 + (1 if names is not None else 0) + 2 + (1 if with_r else 0) + (1 if with_cycles else 0)
-            cells += [""] * blanks + [r.unit or "", f"{r.status}: {r.reason}"]
-        else:
-            cells += [
-                fmt_num(s.median),
-                f"{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}",
-                *([sm.ref_cycles_text(r)] if with_cycles else []),
-                fmt_num(sm.best(r)),
-                fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*"),
-            ]
-            if names is not None:
-                cells.append(fmt_num(s.mean))
-            cells += [fmt_percent(s.cv), str(s.n)]
-            if with_r:
-                cells.append(str(sm.repetitions(r)))
-            cells += [r.unit or "", r.status]
-        if with_flags:
-            cells.append(fl.flags_text(r))
-        rows.append(cells)
-    out = ["### Results", table(headers, rows, right)]
+    out = ["### Results", to_markdown(results_table(results, names, "md"))]
     notes = []
     if sm.any_unstable_kbest(ok):
         notes.append("\\" + sm.KBEST_FOOTNOTE + ".")
@@ -194,7 +105,7 @@ def facts_section(report: RunReport) -> list[str]:
     if not groups:
         return []
     rows = [[g.who, "\n".join(f"{k}: {v}" for k, v in g.facts)] for g in groups]
-    return [f"### {fc.TITLE}", inline(fc.EXPLAIN), table(["results", "info"], rows)]
+    return [f"### {fc.TITLE}", inline(fc.EXPLAIN), md_table(["results", "info"], rows)]
 
 
 def run_section(report: RunReport, expect_path: str = "") -> str:
@@ -228,14 +139,14 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
                          pred.stored_unit, pred.note or ""])
         out += [
             "### Predictions" + (f" (from {inline(expect_path)})" if expect_path else ""),
-            table(["benchmark", "params", "predicted", "measured (median)", "measured / predicted", "unit", "note"],
+            md_table(["benchmark", "params", "predicted", "measured (median)", "measured / predicted", "unit", "note"],
                   prow, [False, False, True, True, True, False, False]),
         ]
     out += [
         "### Machine",
-        table(["key", "value", "what it is"], [[r.key, short(r.value), r.help] for r in machine_rows(run)]),
+        md_table(["key", "value", "what it is"], [[r.key, short(r.value), r.help] for r in machine_rows(run)]),
         "### Measurement set-up",
-        table(["key", "value", "what it is"], [[r.key, r.value, r.help] for r in setup_rows(run)]),
+        md_table(["key", "value", "what it is"], [[r.key, r.value, r.help] for r in setup_rows(run)]),
         f"Figures: `osmeter plot {run.id} -o DIR --format svg` writes them as files.",
     ]
     return "\n\n".join(out)

@@ -9,16 +9,18 @@ from .. import counters as ctr
 from .. import textsafe
 from ..catalog import LebenchRow
 from ..cgroup import describe_recorded
-from ..fmt import MISSING, fmt_num, fmt_percent, render_table
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from ..records import describe_instance, format_params
+from ..records import describe_instance
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from . import facts as fc
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
+from .counters_table import counters_table
+from .results_table import results_table
+from .tables import to_text
 from .targets import render_targets, shown_keys
 
 if TYPE_CHECKING:
@@ -26,56 +28,9 @@ if TYPE_CHECKING:
 
 
 def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
-    """The ok results as a table: median, its CI, best, CV, n, unit, LEBench's k-best, flags.
-
-    With `names` (--names lebench) each row starts with its LEBench row name,
-    the rows come in LEBench's order, and LEBench's average (the mean) sits
-    next to its k-best. A column R appears when the instances had different
-    numbers of repetitions, a column flags when any result is flagged."""
-    rows_in = nm.labelled(results, names)
-    if with_r is None:
-        with_r = sm.needs_r_column(results)
-    with_flags = any(r.flags for r in results)
-    columns = [
-        (name, is_right)
-        for name, is_right, wanted in (
-            ("LEBench row", False, names is not None),
-            ("benchmark", False, True),
-            ("params", False, True),
-            ("median", True, True),
-            ("95% CI of median", True, True),
-            ("best", True, True),
-            ("k-best", True, names is not None),
-            ("average", True, names is not None),
-            ("CV %", True, True),
-            ("n", True, True),
-            ("R", True, with_r),
-            ("unit", False, True),
-            ("lebench_kbest", True, names is None),
-            ("flags", False, with_flags),
-        )
-        if wanted
-    ]
-    rows = []
-    for row_name, r in rows_in:
-        s = r.summary
-        assert s is not None
-        kbest = fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
-        cells = [row_name or ""] if names is not None else []
-        cells += [r.bench, format_params(r.params) or MISSING, fmt_num(s.median), f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}",
-                  fmt_num(sm.best(r))]
-        if names is not None:
-            cells += [kbest, fmt_num(s.mean)]
-        cells += [fmt_percent(s.cv), str(s.n)]
-        if with_r:
-            cells.append(str(sm.repetitions(r)))
-        cells.append(r.unit or MISSING)
-        if names is None:
-            cells.append(kbest)
-        if with_flags:
-            cells.append(fl.flags_text(r))
-        rows.append(cells)
-    return render_table([c[0] for c in columns], rows, [c[1] for c in columns])
+    """The ok results as a table: median, its CI, best, CV, n, unit, LEBench's k-best, flags
+    (report.results_table, the terminal's view)."""
+    return to_text(results_table(results, names, "text", with_r))
 
 
 COUNTER_WIDTH = 120  # characters: counter columns beyond it go into another table below
@@ -112,20 +67,13 @@ def render_counters(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) 
     cols = ctr.columns(measured)
     parts = [f"{ctr.HEADING.lower()} (docs/methods/counters.md; task-clock is CPU time, not latency):"]
     if cols:
-        lead = [[r.bench, format_params(r.params) or MISSING] for r in measured]
-        cells = []
-        for r in measured:
-            by_name = ctr.counters_by_name(r)
-            cells.append([ctr.value_text(by_name.get(c.name), fmt_num) for c in cols])
-        heads = [f"{c.name}\n{ctr.unit_label(c.unit)}" for c in cols]
-        widths = [
-            max(len(c.name), len(ctr.unit_label(c.unit)), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)
-        ]
+        table = counters_table(measured, cols)
+        lead = [[c.text for c in row.cells[:2]] for row in table.rows]
+        widths = [max(len(c.name), len(ctr.unit_label(c.unit)), *(len(row.cells[2 + i].text) for row in table.rows))
+                  for i, c in enumerate(cols)]
         fixed = max(len("benchmark"), *(len(x[0]) for x in lead)) + 2 + max(len("params"), *(len(x[1]) for x in lead))
         for chunk in _column_chunks(fixed, widths, width):
-            rows = [lead[k] + [cells[k][i] for i in chunk] for k in range(len(measured))]
-            right = [False, False] + [True] * len(chunk)
-            parts.append(render_table(["benchmark", "params"] + [heads[i] for i in chunk], rows, right))
+            parts.append(to_text(table.select([0, 1, *(2 + i for i in chunk)])))
     else:
         parts.append("no counter could be counted here")
     parts.extend(ctr.notes(measured))

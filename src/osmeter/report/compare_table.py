@@ -1,0 +1,131 @@
+"""The pairwise comparison's table, defined once (report.tables) for the
+terminal (`osmeter compare`) and the comparison page (its table of
+significant changes), and the words its cells and hovers share with the
+heatmaps: a change, a verdict with its caveat, a counter's delta.
+
+A row is one compared instance: its benchmark and parameters, the run, the
+baseline's and the run's medians, the unit, the ratio of medians with its 95 %
+interval, the change and the verdict (with the flags that qualify it). The
+terminal puts the maximum/variance tests and the counters as indented rows
+under their instance; the page has those in sections of their own, and the
+counters in a last column.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from .. import counters as ctr
+from ..compare import Comparison
+from ..fmt import fmt_num
+from ..records import describe_instance, format_params
+from . import compare_stats as cs
+from . import flags as fl
+from . import names as nm
+from .escaping import esc
+from .tables import Cell, Column, Row, Table
+
+HEADERS = ("benchmark", "params", "run", "baseline", "median", "unit", "ratio", "95% CI", "change", "verdict")
+RIGHT = (False, False, True, True, True, False, True, True, True, False)
+LEAD = "LEBench row"
+COUNTERS = "counters per operation (baseline → run)"
+CAVEAT_MARK = "!"  # after a heatmap cell's change: a figure behind it carries a flag
+
+CountersOf = Callable[[Comparison], Sequence[ctr.CounterDelta]]
+
+
+def no_counters(c: Comparison) -> Sequence[ctr.CounterDelta]:
+    return ()
+
+
+def change_text(c: Comparison) -> str:
+    return "n/a" if math.isnan(c.ratio) else f"{100 * c.change:+.1f}%"
+
+
+def verdict_text(c: Comparison) -> str:
+    """`slower [precision-unmet, unstable]`: the verdict with the flags that qualify it."""
+    return f"{c.verdict} [{c.caveat}]" if c.caveat else c.verdict
+
+
+def counter_delta_text(d: ctr.CounterDelta) -> str:
+    """`task-clock ns/op 147.5 → 160.2 (+8.6%)`: baseline first."""
+    mark = "~" if d.multiplexed else ""
+    return f"{d.label} {mark}{fmt_num(d.baseline)} → {mark}{fmt_num(d.value)} ({ctr.change_text(d)})"
+
+
+def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
+    """A heatmap cell's hover text: the instance, both medians, the ratio and its interval, the verdict."""
+    text = (
+        f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n"
+        f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
+        f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
+    )
+    text += "".join(f"\n{cs.stat_line(st)}" for st in c.stats)
+    if c.caveat:
+        text += f"\ncaveat: {c.caveat}\n" + "\n".join(
+            f"{name}: {meaning}" for name, meaning in fl.legend(c.caveat.split(", "))
+        )
+    if deltas:
+        text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
+    return text
+
+
+def _verdict_html(c: Comparison) -> str:
+    caveat = "".join(
+        f' <span class="flag" title="{esc(fl.describe(f))}">{esc(f)}</span>' for f in c.caveat.split(", ") if f
+    )
+    return f'<span class="badge {esc(c.verdict)}">{esc(c.verdict)}</span>{caveat}'
+
+
+def comparison_cells(c: Comparison) -> tuple[Cell, ...]:
+    """One compared instance in HEADERS' columns."""
+    nan = math.isnan(c.ratio)
+    ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
+    return (
+        Cell(c.bench, css="mono"),
+        Cell(format_params(c.params), css="mono"),
+        Cell(str(c.run_id)),
+        Cell(fmt_num(c.baseline_median)),
+        Cell(fmt_num(c.median)),
+        Cell(c.unit or ""),
+        Cell("-" if nan else f"{c.ratio:.3f}"),
+        Cell(ci, md=f"{c.ci_low:.3f} – {c.ci_high:.3f}"),
+        Cell("-" if nan else f"{100 * c.change:+.1f}%", md=change_text(c)),
+        Cell(verdict_text(c), html=_verdict_html(c)),
+    )
+
+
+def _plain(texts: Sequence[str], lead: bool) -> Row:
+    return Row(tuple(Cell(t) for t in ([""] if lead else []) + list(texts)))
+
+
+def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
+    """The counters of one comparison as indented rows under it, in HEADERS' columns."""
+    return [
+        [f"  {d.name}", "", "", ("~" if d.multiplexed else "") + fmt_num(d.baseline),
+         ("~" if d.multiplexed else "") + fmt_num(d.value), ctr.unit_label(d.unit), ctr.ratio_text(d), "",
+         ctr.change_text(d), ""]
+        for d in deltas
+    ]
+
+
+def changes_table(comparisons: Sequence[Comparison], labels: nm.InstanceLabels, counters: CountersOf = no_counters,
+                  indented: bool = True, attrs: str = "") -> Table:
+    """A row per comparison, in the order given. `indented` (the terminal): each one's max/variance
+    tests and counters as rows under it; else (the page) its counters in a last column, when any."""
+    lead = labels.names is not None
+    column = not indented and any(counters(c) for c in comparisons)
+    rows: list[Row] = []
+    for c in comparisons:
+        cells = ((Cell(labels.shown(c.bench, c.params) or ""),) if lead else ()) + comparison_cells(c)
+        if column:
+            cells += (Cell("\n".join(counter_delta_text(d) for d in counters(c)), css="counters"),)
+        rows.append(Row(cells))
+        if indented:
+            rows += [_plain(r, lead) for r in cs.stat_rows(c)]
+            rows += [_plain(r, lead) for r in counter_rows(counters(c))]
+    columns = ((Column(LEAD),) if lead else ()) + tuple(Column(h, r) for h, r in zip(HEADERS, RIGHT))
+    if column:
+        columns += (Column(COUNTERS),)
+    return Table(columns, tuple(rows), attrs)
