@@ -32,8 +32,8 @@ from .memlevels_detect import (  # noqa: F401  (the detection's names are part o
     Detection,
     Level,
     Rise,
-    _fmt_bytes,
-    _prepare,
+    fmt_bytes,
+    prepare_points,
     detect_levels,
 )
 
@@ -98,23 +98,23 @@ def compare_with_sysfs(detection: Detection, caches: Sequence[Mapping[str, Any]]
             agree = 1 / AGREE_FACTOR <= ratio <= AGREE_FACTOR
             text = (
                 f"L{level}: effective size {_size_text(lv)}, {lv.ns:.3g} ns ({_level_text(lv)}); "
-                f"sysfs says {_fmt_bytes(size)} ({ctype}): "
+                f"sysfs says {fmt_bytes(size)} ({ctype}): "
                 + (f"agrees (x{ratio:.2g})" if agree else
                    f"DISAGREES (x{ratio:.2g}): the curve leaves this level "
-                   f"{'at' if lv.edge_bytes else 'past'} {_fmt_bytes(lv.size_bytes)}, not at {_fmt_bytes(size)}")
+                   f"{'at' if lv.edge_bytes else 'past'} {fmt_bytes(lv.size_bytes)}, not at {fmt_bytes(size)}")
             )
         elif size and size < detection.first_bytes:
             ratio, agree = None, None
-            text = (f"L{level}: sysfs says {_fmt_bytes(size)} ({ctype}); the curve starts at "
-                    f"{_fmt_bytes(detection.first_bytes)}, above it: not compared")
+            text = (f"L{level}: sysfs says {fmt_bytes(size)} ({ctype}); the curve starts at "
+                    f"{fmt_bytes(detection.first_bytes)}, above it: not compared")
         elif size:
             ratio, agree = None, False
-            text = f"L{level}: sysfs says {_fmt_bytes(size)} ({ctype}); the curve shows no plateau for it"
+            text = f"L{level}: sysfs says {fmt_bytes(size)} ({ctype}); the curve shows no plateau for it"
             rise = _rise_after(detection, level)
             if rise:
                 text += f": past {rise[0]}, latency {_rise_text(rise[1])}"
                 if detection.memory and detection.memory.first_bytes > rise[1].last_bytes:
-                    text += f", then memory latency from {_fmt_bytes(detection.memory.first_bytes)}"
+                    text += f", then memory latency from {fmt_bytes(detection.memory.first_bytes)}"
         else:
             assert lv is not None
             ratio, agree = None, None
@@ -129,17 +129,17 @@ def _size_text(lv: Level) -> str:
     after it (with the sizes measured around it when they are more than a
     doubling apart), or, when the curve ends before the next level, a lower bound."""
     if not lv.edge_bytes:
-        return f"at least {_fmt_bytes(lv.last_bytes)}"
-    text = _fmt_bytes(lv.edge_bytes)
+        return f"at least {fmt_bytes(lv.last_bytes)}"
+    text = fmt_bytes(lv.edge_bytes)
     if lv.edge_between and lv.edge_between[1] > 2 * lv.edge_between[0]:
         low, high = lv.edge_between
-        text += f" (between {_fmt_bytes(low)} and {_fmt_bytes(high)}, the sizes measured around it)"
+        text += f" (between {fmt_bytes(low)} and {fmt_bytes(high)}, the sizes measured around it)"
     return text
 
 
 def _level_text(lv: Level) -> str:
     """Extent of a level, and how its latency climbs when it does."""
-    text = f"level from {_fmt_bytes(lv.first_bytes)} to {_fmt_bytes(lv.last_bytes)}"
+    text = f"level from {fmt_bytes(lv.first_bytes)} to {fmt_bytes(lv.last_bytes)}"
     if lv.ns_high > 1.1 * lv.ns_low:
         text += f", {lv.ns_low:.3g} .. {lv.ns_high:.3g} ns"
     if lv.slope > 0.05:
@@ -149,9 +149,9 @@ def _level_text(lv: Level) -> str:
 
 def _rise_text(r: Rise) -> str:
     if r.first_bytes == r.last_bytes:
-        return f"is {r.ns_low:.3g} ns at {_fmt_bytes(r.first_bytes)}"
+        return f"is {r.ns_low:.3g} ns at {fmt_bytes(r.first_bytes)}"
     return (f"climbs from {r.ns_low:.3g} to {r.ns_high:.3g} ns "
-            f"between {_fmt_bytes(r.first_bytes)} and {_fmt_bytes(r.last_bytes)}")
+            f"between {fmt_bytes(r.first_bytes)} and {fmt_bytes(r.last_bytes)}")
 
 
 def _rise_after(detection: Detection, level: int) -> tuple[str, Rise] | None:
@@ -161,7 +161,7 @@ def _rise_after(detection: Detection, level: int) -> tuple[str, Rise] | None:
         return None
     for r in detection.rises:
         if r.first_bytes > below.last_bytes:
-            return (f"L{level - 1} ({_fmt_bytes(below.last_bytes)})", r)
+            return (f"L{level - 1} ({fmt_bytes(below.last_bytes)})", r)
     return None
 
 
@@ -268,14 +268,14 @@ def analyse_results(results: Iterable[Any], machine: Mapping[str, Any] | None) -
         det = detections[key]
         if ref is not None and det is not ref:
             det = name_like(det, ref)
-        out.append(CurveAnalysis(key[0], key[1], key[2], tuple(_prepare(pts)), det, compare_with_sysfs(det, caches)))
+        out.append(CurveAnalysis(key[0], key[1], key[2], tuple(prepare_points(pts)), det, compare_with_sysfs(det, caches)))
     return out
 
 
 def tlb_penalty(base: Sequence[CurvePoint], huge: Sequence[CurvePoint]) -> list[tuple[int, float, float]]:
     """(size, ns with base pages, ns with huge pages) at the sizes both curves measured."""
-    h = {p.size_bytes: p.ns for p in _prepare(huge)}
-    return [(p.size_bytes, p.ns, h[p.size_bytes]) for p in _prepare(base) if p.size_bytes in h]
+    h = {p.size_bytes: p.ns for p in prepare_points(huge)}
+    return [(p.size_bytes, p.ns, h[p.size_bytes]) for p in prepare_points(base) if p.size_bytes in h]
 
 
 # --------------------------------------------------------------------------
@@ -291,14 +291,14 @@ def render_text(analyses: Sequence[CurveAnalysis]) -> str:
     huge = next((a for a in analyses if a.thp == 1 and a.pattern == "random"), None)
     for a in analyses:
         lines.append(f"mem.latency, {a.label}: {len(a.points)} sizes, "
-                     f"{_fmt_bytes(a.points[0].size_bytes)} .. {_fmt_bytes(a.points[-1].size_bytes)}")
+                     f"{fmt_bytes(a.points[0].size_bytes)} .. {fmt_bytes(a.points[-1].size_bytes)}")
         for lv in a.detection.levels:
             # TSC ticks: reference cycles at the TSC's rate, not core cycles
             cyc = f", {lv.cycles:.1f} ref cycles" if lv.cycles is not None else ""
             if lv is a.detection.memory:
                 spread = (f", {lv.ns_low:.3g} .. {lv.ns_high:.3g} ns over the plateau"
                           if lv.ns_high > 1.1 * lv.ns_low else "")
-                lines.append(f"  memory  {lv.ns:8.3g} ns{cyc} (from {_fmt_bytes(lv.first_bytes)}{spread})")
+                lines.append(f"  memory  {lv.ns:8.3g} ns{cyc} (from {fmt_bytes(lv.first_bytes)}{spread})")
             else:
                 lines.append(f"  {lv.name:<7} {lv.ns:8.3g} ns{cyc}, effective size {_size_text(lv)}; {_level_text(lv)}")
         for r in a.detection.rises:
@@ -313,6 +313,6 @@ def render_text(analyses: Sequence[CurveAnalysis]) -> str:
         if pen:
             lines.append("TLB misses (base pages minus huge pages, same size):")
             for size, b, h in pen:
-                lines.append(f"  {_fmt_bytes(size):>9}: {b:7.3g} ns vs {h:7.3g} ns ({b - h:+.3g} ns)")
+                lines.append(f"  {fmt_bytes(size):>9}: {b:7.3g} ns vs {h:7.3g} ns ({b - h:+.3g} ns)")
             lines.append("")
     return "\n".join(lines)

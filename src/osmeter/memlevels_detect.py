@@ -183,7 +183,7 @@ def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
 
 
-def _prepare(points: Iterable[CurvePoint]) -> list[CurvePoint]:
+def prepare_points(points: Iterable[CurvePoint]) -> list[CurvePoint]:
     """Sorted by size; repeated sizes collapsed to their median."""
     by_size: dict[int, list[CurvePoint]] = {}
     for p in points:
@@ -279,14 +279,14 @@ def _memory_and_notes(flat: Sequence[tuple[int, int]], pts: Sequence[CurvePoint]
         memory_idx = len(flat) - 1
     elif flat and flat[-1][1] < n:
         notes.append(
-            f"latency still rises at the largest size measured ({_fmt_bytes(pts[-1].size_bytes)}, "
+            f"latency still rises at the largest size measured ({fmt_bytes(pts[-1].size_bytes)}, "
             f"{pts[-1].ns:.3g} ns): main-memory latency is not reached, or TLB misses keep adding"
         )
     if len(flat) == 1 and flat[0][1] == n:
         notes.append("one plateau only: the curve does not show a second level")
     if pts[0].size_bytes > NAMED_START_BYTES:
         notes.append(
-            f"the curve starts at {_fmt_bytes(pts[0].size_bytes)}, above any first-level cache: "
+            f"the curve starts at {fmt_bytes(pts[0].size_bytes)}, above any first-level cache: "
             "levels are numbered, not named"
         )
     if not flat:
@@ -352,7 +352,7 @@ def detect_levels(
     min_span: float = MIN_SPAN,
 ) -> Detection:
     """The levels of one latency curve (see the module docstring)."""
-    pts = _prepare(points)
+    pts = prepare_points(points)
     if not pts:
         return Detection((), (), None, ("no points",))
     lx = [math.log2(p.size_bytes) for p in pts]
@@ -378,7 +378,7 @@ def detect_levels(
 # Sizes as text (in notes here, and everywhere in osmeter.memlevels)
 
 
-def _fmt_bytes(b: int | None) -> str:
+def fmt_bytes(b: int | None) -> str:
     if b is None:
         return "-"
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):

@@ -113,7 +113,7 @@ def sysinfo_width(outcome: cb.ByOutcome) -> float:
 def heatmap_figure(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> "Figure":
     import matplotlib
 
-    matplotlib.rcParams.update(plots._STYLE)
+    matplotlib.rcParams.update(plots.STYLE)
     from matplotlib.figure import Figure
 
     rows = bc.ordered_rows(outcome, labels)
@@ -128,7 +128,7 @@ def heatmap_figure(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> "Figure"
     title_h = 0.55
     height = title_h + head_h + grid_h + 0.35 + info_h
     fig = Figure(figsize=(width, height))
-    plots._TRIM.add(fig)  # trimmed to its content when saved: the legend and the table's widths are estimates
+    plots.TRIM.add(fig)  # trimmed to its content when saved: the legend and the table's widths are estimates
     ax = fig.add_axes((label_w / width, 1 - (title_h + head_h + grid_h) / height, grid_w / width, grid_h / height))
     _cells(ax, outcome, rows)
     ax.set_xlim(0, len(cols))

@@ -36,7 +36,7 @@ DATA_COLOUR = "#1f77b4"
 MEDIAN_COLOUR = "#d62728"
 KBEST_COLOUR = "#2ca02c"
 
-_STYLE = {
+STYLE = {
     "figure.dpi": 100,
     "savefig.dpi": PNG_DPI,
     # No "savefig.bbox: tight": it draws every figure twice, and figure() uses
@@ -56,7 +56,7 @@ _STYLE = {
 _UNIT_LABEL = {"ns": "ns", "bytes_per_s": "bytes/s", "count": "count"}
 
 
-_TRIM: "weakref.WeakSet[Figure]" = weakref.WeakSet()
+TRIM: "weakref.WeakSet[Figure]" = weakref.WeakSet()
 
 
 def fixed_figure(width: float, height: float, left: float, bottom: float = 0.5, top: float = 0.3,
@@ -70,7 +70,7 @@ def fixed_figure(width: float, height: float, left: float, bottom: float = 0.5, 
     """
     import matplotlib
 
-    matplotlib.rcParams.update(_STYLE)
+    matplotlib.rcParams.update(STYLE)
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))
@@ -82,7 +82,7 @@ def text_inches(text: str, size: float = 9.0) -> float:
     """How wide `text` is when drawn in the osmeter style's font at `size` points, in inches."""
     import matplotlib
 
-    matplotlib.rcParams.update(_STYLE)
+    matplotlib.rcParams.update(STYLE)
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.font_manager import FontProperties
 
@@ -118,7 +118,7 @@ def set_title(ax: Any, text: str) -> None:
     """The axes' title, wrapped to the figure's width (less a margin)."""
     fig = ax.get_figure()
     width = fig.get_figwidth() - 0.5  # the figure's padding, and a little spare
-    ax.set_title(wrap_title(text, width, float(_STYLE["axes.titlesize"])))
+    ax.set_title(wrap_title(text, width, float(STYLE["axes.titlesize"])))
 
 
 def separate_labels(fig: "Figure", labels: Sequence[Any], step_points: float = 2.0, rounds: int = 40) -> None:
@@ -164,7 +164,7 @@ def figure(width: float = 6.4, height: float = 3.6) -> "Figure":
     made, after this returns); pyplot and its backend are never touched."""
     import matplotlib
 
-    matplotlib.rcParams.update(_STYLE)
+    matplotlib.rcParams.update(STYLE)
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
@@ -200,12 +200,12 @@ def unit_label(unit: str | None) -> str:
 def _save(fig: "Figure", fmt: str, salt: str = "") -> bytes:
     import matplotlib
 
-    matplotlib.rcParams.update(_STYLE)
+    matplotlib.rcParams.update(STYLE)
     buf = io.BytesIO()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else {}
     # Only figures whose margins are guesses (the heatmap's rotated labels) are
     # trimmed to their content: trimming costs a second draw.
-    tight = "tight" if fig in _TRIM else None
+    tight = "tight" if fig in TRIM else None
     with matplotlib.rc_context({"svg.hashsalt": salt or None}):
         fig.savefig(buf, format=fmt, metadata=metadata, bbox_inches=tight)
     return buf.getvalue()
@@ -415,7 +415,7 @@ def heatmap_figure(
     text several times)."""
     import matplotlib
 
-    matplotlib.rcParams.update(_STYLE)
+    matplotlib.rcParams.update(STYLE)
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
@@ -427,7 +427,7 @@ def heatmap_figure(
     width = label_w + cols * cell_w + legend_w + 0.3
     height = label_h + rows * cell_h + 0.6
     fig = Figure(figsize=(width, height))
-    _TRIM.add(fig)
+    TRIM.add(fig)
     fig.subplots_adjust(left=label_w / width, right=1 - (legend_w + 0.2) / width,
                         bottom=label_h / height, top=1 - 0.45 / height)
     ax = fig.add_subplot()

@@ -8,14 +8,14 @@ range with an en dash where the terminal has '..', an empty cell where the
 terminal shows '-') and `html` (already escaped: a link, a badge, a mark),
 and the HTML attributes a page needs (class, title, style, colspan). What a
 table shows is decided where it is built (report.results_table,
-report.compare_text, report.by_text, report.fleet, report.hotspots); the
+report.compare_table, report.by_cells, report.fleet, report.hotspots); the
 renderers below decide nothing but layout and escaping.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Generic, Iterable, Sequence, TypeVar
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Sequence
 
 from ..fmt import render_table
 from .escaping import cell as md_cell
@@ -81,14 +81,24 @@ class Table:
         return [c.right for c in self.columns]
 
     def shown_in(self, dialect: str) -> Table:
-        """The table without the columns `dialect` does not show (cells that span one column each there)."""
+        """The table without the columns `dialect` does not show."""
         keep = [i for i, c in enumerate(self.columns) if dialect in c.dialects]
         return self if len(keep) == len(self.columns) else self.select(keep)
 
     def select(self, indices: Sequence[int]) -> Table:
-        """The table of the columns at `indices` (cells that span one column each)."""
-        return Table(tuple(self.columns[i] for i in indices),
-                     tuple(Row(tuple(r.cells[i] for i in indices), r.css) for r in self.rows), self.attrs)
+        """The table of the columns at `indices` (in the table's order): a spanning cell keeps
+        the selected columns it covers, and goes when it covers none."""
+        keep = set(indices)
+        rows = []
+        for r in self.rows:
+            out, at = [], 0
+            for c in r.cells:
+                covered = sum(1 for i in range(at, at + c.span) if i in keep)
+                if covered:
+                    out.append(c if covered == c.span else replace(c, span=covered))
+                at += c.span
+            rows.append(Row(tuple(out), r.css))
+        return Table(tuple(self.columns[i] for i in sorted(keep)), tuple(rows), self.attrs)
 
 
 LONG_VALUE = 240  # characters: a longer value is folded into <details> in HTML
@@ -104,36 +114,11 @@ def value_cell(text: str) -> Cell:
     return Cell(text, html=f"<details><summary>{esc(short)}</summary>{esc(text)}</details>", css="value")
 
 
-def cells(*texts: str) -> tuple[Cell, ...]:
-    """Plain cells from texts."""
-    return tuple(Cell(t) for t in texts)
-
-
 def simple(headers: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[bool] = (),
            attrs: str = "") -> Table:
     """A table of plain text cells (each dialect escapes them its way)."""
     columns = tuple(Column(h, i < len(right) and right[i]) for i, h in enumerate(headers))
-    return Table(columns, tuple(Row(cells(*row)) for row in rows), attrs)
-
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Spec(Generic[T]):
-    """A column defined once: its key (what views name), header, alignment and
-    how one item makes its cell."""
-
-    key: str
-    header: str
-    right: bool
-    cell: Callable[[T], Cell]
-
-
-def pick(specs: Sequence[Spec[T]], keys: Sequence[str]) -> list[Spec[T]]:
-    """The specs named by `keys`, in the keys' order (a key without a spec: not shown)."""
-    by_key = {s.key: s for s in specs}
-    return [by_key[k] for k in keys if k in by_key]
+    return Table(columns, tuple(Row(tuple(Cell(t) for t in row)) for row in rows), attrs)
 
 
 # --- renderers ------------------------------------------------------------------------
@@ -176,7 +161,7 @@ def _attrs(css: str | None, title: str = "", style: str = "", span: int = 1) -> 
     return out
 
 
-def html_row(row: Row, columns: Sequence[Column]) -> str:
+def _html_row(row: Row, columns: Sequence[Column]) -> str:
     parts = []
     i = 0
     for c in row.cells:
@@ -196,20 +181,6 @@ def to_html(table: Table) -> str:
         f"<th{_attrs(c.css if c.css is not None else ('num' if c.right else None), c.title)}>{c.html_content()}</th>"
         for c in table.columns
     )
-    body = "".join(html_row(r, table.columns) for r in table.rows)
+    body = "".join(_html_row(r, table.columns) for r in table.rows)
     attrs = f" {table.attrs}" if table.attrs else " "
     return f'<div class="scroll"><table{attrs}><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table></div>\n'
-
-
-@dataclass
-class Builder(Generic[T]):
-    """Rows from items through specs: `Builder(specs).table(items)`."""
-
-    specs: Sequence[Spec[T]]
-    attrs: str = ""
-    row_css: Callable[[T], str] = field(default=lambda item: "")
-
-    def table(self, items: Iterable[T]) -> Table:
-        columns = tuple(Column(s.header, s.right) for s in self.specs)
-        rows = tuple(Row(tuple(s.cell(item) for s in self.specs), self.row_css(item)) for item in items)
-        return Table(columns, rows, self.attrs)

@@ -18,40 +18,13 @@ The per-benchmark distribution figures are not a family: they live in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
 
-if TYPE_CHECKING:
-    import numpy as np
-    from matplotlib.figure import Figure
+from .base import FigureFn, NamedFigure, RunData
+from . import file, mem, net, rt, task
 
-    from ...model import BenchResult, RunInfo
-
-
-@dataclass(frozen=True)
-class RunData:
-    """A stored run with lazy access to raw samples."""
-
-    run: "RunInfo"
-    results: "tuple[BenchResult, ...]"
-    samples: "Callable[[BenchResult], np.ndarray | None]"
-
-    def ok(self, bench: str) -> "list[BenchResult]":
-        """The run's ok results for one benchmark, in run order."""
-        return [r for r in self.results if r.bench == bench and r.status == "ok"]
-
-
-@dataclass(frozen=True)
-class NamedFigure:
-    name: str  # file stem, e.g. "mem-latency" (unique within a run)
-    title: str  # one line, for the report's heading
-    figure: "Figure"  # a matplotlib Figure with labelled axes (units) and a legend
-
-
-FigureFn = Callable[[RunData], "list[NamedFigure]"]
+__all__ = ["FIGURES", "FigureFailure", "FigureFn", "NamedFigure", "RunData", "family_figures"]
 
 # family -> figure function. Explicit and ordered: families register here.
-from . import file, mem, net, rt, task  # noqa: E402 - after RunData and NamedFigure, which family modules import
-
 FIGURES: dict[str, FigureFn] = {
     "task": task.figures,
     "mem": mem.figures,

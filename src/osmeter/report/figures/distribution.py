@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from ...records import format_params
 from .. import plots
 from ...fmt import human_bytes
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 # Parameters that are byte counts (the catalogue's type "size"): shown in
 # KiB/MiB/GiB in figure labels, where 62 raw counts would be unreadable.

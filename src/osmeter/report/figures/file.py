@@ -26,7 +26,7 @@ from typing import Any
 
 from ... import pagecache
 from .. import plots
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 COLD = ("file.seq_read_cold", "file.rand_read_cold")
 CONTENTION = "file.contention"

@@ -21,7 +21,7 @@ from typing import Any
 from ... import memlevels
 from .. import plots
 from ...fmt import human_bytes
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 GB = 1e9
 

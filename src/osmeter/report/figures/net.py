@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import plots
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 RTT = ("net.tcp_rtt", "net.udp_rtt", "net.icmp_rtt")
 BW = "net.tcp_bw"

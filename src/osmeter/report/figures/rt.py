@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import plots
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 WORKLOAD = "rt.workload"
 CYCLIC = "rt.cyclic"

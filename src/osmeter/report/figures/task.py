@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import plots
-from . import NamedFigure, RunData
+from .base import NamedFigure, RunData
 
 STUDY_BENCH = "task.fork"
 NS_PER_MS = 1e6
