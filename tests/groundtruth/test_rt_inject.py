@@ -2,12 +2,13 @@
 measured CPU (a SCHED_FIFO thread of higher priority spinning 200 us every
 10 ms, as issue 13 asks) is seen by both benchmarks: rt.cyclic's maximum
 wake-up latency reaches 200 us, and rt.osnoise finds gaps at 100 per second
-within 10 % whose spin part (a 400 us injection's gaps less a 200 us one's)
-is 200 us within 10 %; each gap also holds what the guest spends switching
-to the injector and back, 10 to 30 us here."""
+at least, whose spin part (a 400 us injection's gaps less a 200 us one's)
+is 200 us within 15 %; each gap also holds what the guest spends switching
+to the injector and back, 10 to 60 us here depending on the day's host."""
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import textwrap
 import time
@@ -102,45 +103,53 @@ def test_cyclic_max_reaches_the_injected_busy_period(probe, injector_bin):
     assert res["median"] < SPIN_US * 1000 / 2
 
 
-# A gap this much longer than the spin is not the injector's: another
-# disturbance of the measured CPU (seen under a busy host: 444 us for a
-# 200 us spin). Only then is the measurement repeated, at most ATTEMPTS times.
-FOREIGN = 1.5
-ATTEMPTS = 5
+# Each injection is measured ROUNDS times, the two lengths interleaved, and
+# every figure below is the median of its rounds: a round the host
+# disturbed (a foreign gap of a millisecond, the switching slower for a
+# while: seen on this project's VM) moves no median.
+ROUNDS = 3
+FIGURES = ("gaps_per_s", "gap_median_ns", "max_gap_ns", "noise_ns_per_s")
 
 
-def osnoise_under(probe, injector_bin, cpu: int, spin_us: int) -> dict:
-    seen = []
-    for _ in range(ATTEMPTS):
-        with injector(injector_bin, cpu, spin_us):
-            # SCHED_FIFO 1: below the injector, above whatever else runs there.
-            # Under a second in all, so the kernel's RT throttling (95 % of
-            # each second by default) never takes the CPU away from a busy
-            # FIFO loop (that would be a 50 ms gap, and stop the injector too).
-            res, _ = measure(probe, "rt.osnoise", "threshold_ns=100000", "priority=1", seconds=0.7, limit=0.9)
-        e = res["extra"]
-        seen.append({k: round(e[k]) for k in ("gaps_per_s", "gap_median_ns", "max_gap_ns")})
-        if e["max_gap_ns"] < FOREIGN * spin_us * 1000:
-            print(f"spin {spin_us} us: {seen[-1]}")
-            return e
-    pytest.fail(f"spin {spin_us} us: a gap over {FOREIGN} x the spin (not the injector's) in each of {ATTEMPTS} "
-                f"attempts: the measured CPU was never quiet: {seen}")
+def osnoise_once(probe, injector_bin, cpu: int, spin_us: int) -> dict:
+    with injector(injector_bin, cpu, spin_us):
+        # SCHED_FIFO 1: below the injector, above whatever else runs there.
+        # Under a second in all, so the kernel's RT throttling (95 % of
+        # each second by default) never takes the CPU away from a busy
+        # FIFO loop (that would be a 50 ms gap, and stop the injector too).
+        res, _ = measure(probe, "rt.osnoise", "threshold_ns=100000", "priority=1", seconds=0.7, limit=0.9)
+    return {k: res["extra"][k] for k in FIGURES}
+
+
+def osnoise_medians(probe, injector_bin, cpu: int, spins: tuple[int, ...]) -> dict[int, dict]:
+    seen: dict[int, list[dict]] = {s: [] for s in spins}
+    for _ in range(ROUNDS):
+        for s in spins:
+            seen[s].append(osnoise_once(probe, injector_bin, cpu, s))
+    for s, rounds in seen.items():
+        print(f"spin {s} us: " + "; ".join(str({k: round(v) for k, v in r.items()}) for r in rounds))
+    return {s: {k: statistics.median(r[k] for r in rounds) for k in FIGURES} for s, rounds in seen.items()}
 
 
 def test_osnoise_finds_the_injected_gaps_at_their_rate(probe, injector_bin):
     """Each gap is the spin plus what the guest spends switching to the
-    injector and back (10 to 30 us on this project's VM, varying with the
-    host): the spin's own length is the difference between a 400 us and a
-    200 us injection, and it must be 200 us within 10 %."""
+    injector and back (10 to 30 us on this project's VM on some days, 50 to
+    60 us on others, varying with the host): the spin's own length is the
+    difference between a 400 us and a 200 us injection, and it must be
+    200 us within 15 % (the switching varies by some 10 us from round to
+    round, and the difference carries both). Every injection is found (the
+    rate within 10 % from below); other noise can only add gaps, and a spin
+    counted twice would double the rate, so the rate stays under 1.5x.
+    Each figure is the median of ROUNDS interleaved rounds."""
     cpu = 1 if len(os.sched_getaffinity(0)) > 1 else 0
-    e200 = osnoise_under(probe, injector_bin, cpu, SPIN_US)
-    e400 = osnoise_under(probe, injector_bin, cpu, 2 * SPIN_US)
+    medians = osnoise_medians(probe, injector_bin, cpu, (SPIN_US, 2 * SPIN_US))
+    e200, e400 = medians[SPIN_US], medians[2 * SPIN_US]
     rate = 1000 / PERIOD_MS
     for e in (e200, e400):
-        assert e["gaps_per_s"] == pytest.approx(rate, rel=0.10), e
+        assert 0.9 * rate <= e["gaps_per_s"] < 1.5 * rate, e
     spin = e400["gap_median_ns"] - e200["gap_median_ns"]
-    assert spin == pytest.approx(SPIN_US * 1000, rel=0.10), (e200, e400)
-    # Every gap holds the whole spin, and the switching adds under a quarter.
-    assert SPIN_US * 1000 <= e200["gap_median_ns"] < 1.25 * SPIN_US * 1000, e200
+    assert spin == pytest.approx(SPIN_US * 1000, rel=0.15), (e200, e400)
+    # Every gap holds the whole spin, and the switching adds under half of it.
+    assert SPIN_US * 1000 <= e200["gap_median_ns"] < 1.5 * SPIN_US * 1000, e200
     # The injected spins are all in the total; other noise can only add.
     assert e200["noise_ns_per_s"] >= 0.9 * rate * SPIN_US * 1000, e200

@@ -71,7 +71,9 @@ def test_stat_profile_is_the_path_lookup(probe):
         pytest.skip("kernel stacks need root here (perf_event_paranoid)")
     _, prof = sampled(probe, "syscall.stat", "--frequency", "2999")
     assert prof["kernel"] is True and prof["symbols"]["kernel"] == "kallsyms", prof
-    assert prof["samples"] >= 300, prof["samples"]
+    # cpu-clock samples the probe's CPU time: some 900 here when the machine is quiet, 134 seen with two
+    # other test runs on its 2 CPUs; 100 still puts the shares below within a few points.
+    assert prof["samples"] >= 100, prof["samples"]
     in_stat = share(prof, lambda f: any("statx" in x or "newfstatat" in x for x in f))
     lookup = share(prof, lambda f: any(x in ("path_lookupat_[k]", "link_path_walk_[k]", "filename_lookup_[k]")
                                        for x in f))
