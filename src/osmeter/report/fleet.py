@@ -191,10 +191,3 @@ def render_txt(report: FleetReport, expect_path: str = "") -> str:
     parts.append(render_text(report.outcome, report.labels) if report.outcome is not None
                  else f"no comparison by host: {report.note}")
     return textsafe.terminal("\n\n".join(parts) + "\n\n") + render_text_report(report.reports, expect_path)
-
-
-RENDERERS = {"html": render_html, "md": render_md, "txt": render_txt}
-
-
-def render(report: FleetReport, fmt: str, expect_path: str = "") -> str:
-    return RENDERERS[fmt](report, expect_path)

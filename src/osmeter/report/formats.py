@@ -6,6 +6,7 @@ docs/report.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..errors import UsageError
@@ -17,8 +18,23 @@ from .content import RunReport, build_run_report
 from .expect import Prediction, match
 
 Renderer = Callable[[Sequence[RunReport], str], str]
+FleetRenderer = Callable[[fleet_report.FleetReport, str], str]
 
-RENDERERS: dict[str, Renderer] = {"html": html.render_report, "md": markdown.render_report, "txt": text.render_report}
+
+@dataclass(frozen=True)
+class Format:
+    """One dialect's renderers: of runs, and of a fleet run (its hosts, their comparison, then its runs)."""
+
+    runs: Renderer
+    fleet: FleetRenderer
+
+
+FORMATS: dict[str, Format] = {
+    "html": Format(html.render_report, fleet_report.render_html),
+    "md": Format(markdown.render_report, fleet_report.render_md),
+    "txt": Format(text.render_report, fleet_report.render_txt),
+}
+RENDERERS: dict[str, Renderer] = {name: f.runs for name, f in FORMATS.items()}
 SUFFIXES = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".txt": "txt"}
 REFUSED = {".pdf": "osmeter has no PDF renderer (print the HTML report to PDF from a browser)"}
 DEFAULT_FORMAT = "html"
@@ -61,6 +77,6 @@ def render(
     if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
         report = fleet_report.build(store, fleet, names, lambda s, runs: build_reports(
             s, runs, predictions, expect_path, with_figures=fmt == "html", names=names))
-        return fleet_report.render(report, fmt, expect_path)
+        return FORMATS[fmt].fleet(report, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
-    return RENDERERS[fmt](reports, expect_path)
+    return FORMATS[fmt].runs(reports, expect_path)
