@@ -5,10 +5,10 @@ is defined in that header's own module, so calls go down too."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import c_source
+from layer_doc import layer_table
 from probe_helpers import REPO
 
 SRC = REPO / "probe" / "src"
@@ -17,16 +17,6 @@ DOC = REPO / "docs" / "probe-layout.md"
 
 # Modules split over several files named `<module>_<part>.c` (docs/probe-layout.md).
 SPLIT_MODULES = ("sysinfo", "catalog", "cli", "peer", "profile", "cleanup")
-
-
-def layer_table(doc: str) -> dict[str, int]:
-    """module -> layer, from the rows `| N | `a`, `b` | what |` of the doc."""
-    table: dict[str, int] = {}
-    for m in re.finditer(r"^\|\s*(\d+)\s*\|([^|]*)\|", doc, re.M):
-        for name in re.findall(r"`([^`]+)`", m.group(2)):
-            assert name not in table, f"docs/probe-layout.md: module {name} is in two layers"
-            table[name] = int(m.group(1))
-    return table
 
 
 def module_of(rel: str) -> str:
@@ -88,14 +78,14 @@ def definition_violations(src: Path) -> list[str]:
 
 
 def test_the_table_covers_every_module():
-    table = layer_table(DOC.read_text())
+    table = layer_table(DOC.read_text(), "probe-layout.md")
     assert {"status", "cleanup", "log", "bench", "benchmarks", "harness", "catalog", "main"} <= set(table)
     assert table["status"] < table["cleanup"] < table["bench"] < table["harness"] < table["catalog"]
     assert table["harness"] == table["benchmarks"]
 
 
 def test_every_include_goes_down_the_layers():
-    bad = include_violations(SRC, layer_table(DOC.read_text()))
+    bad = include_violations(SRC, layer_table(DOC.read_text(), "probe-layout.md"))
     assert not bad, "\n".join(bad)
 
 

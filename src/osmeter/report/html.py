@@ -37,9 +37,6 @@ from .tables import Row as TableRow
 from ..fmt import fmt_num
 
 WIDE_FIGURE_IN = 4.5  # inches: a taller distribution figure gets the page's whole width
-LONG_VALUE = 240  # characters: a longer machine value is folded into <details>
-HIGH_CV = 0.05
-NUM_ATTR = ' class="num"'
 
 
 def _template() -> Template:

@@ -23,10 +23,9 @@ from ..records import format_params
 from . import flags as fl
 from . import names as nm
 from . import summary as sm
+from ..warnings import HIGH_CV  # the HTML marks the CV the high-cv warning names
 from .escaping import esc
 from .tables import Cell, Column, Row, Table
-
-HIGH_CV = 0.05  # the HTML marks a CV above it
 
 Item = tuple[str | None, BenchResult]  # (LEBench row name or None, result)
 
