@@ -39,10 +39,12 @@ COMMANDS = {
 
 
 @pytest.fixture
-def stored(store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def stored(store_path: Path, probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs 1-3: synthetic, seeded (run 2: syscall.null +10 % on another kernel; run 3: bandwidth -20 %,
-    a skip); run 4: the x86-64 probe file imported."""
+    a skip); run 4: the x86-64 probe file imported. The real probe is named, so `--names lebench`
+    reads its LEBench table wherever the tests run (an editable install finds no probe by itself)."""
     monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("OSMETER_PROBE", probe)
     rng = np.random.default_rng(26)
 
     def specs(null: float = 1.0, bw: float = 1.0) -> list:
