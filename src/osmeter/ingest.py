@@ -16,15 +16,11 @@ always refused (its samples would count twice, as two repetitions).
 from __future__ import annotations
 
 import hashlib
-import os
-import select
-import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .errors import ImportFileError, RecordError
+from .inputs import read_bounded
 from .recorder import RunContext, RunRecorder
 from .records import MAX_LINE_BYTES, End, Meta, Record, Unknown, parse_line
 from .store.base import Store
@@ -33,7 +29,6 @@ MIB = 1024 * 1024
 DEFAULT_MAX_SIZE_MIB = 256  # --max-size: a full suite's file is tens of MiB
 READ_IDLE_S = 10.0  # a pipe or device that sends nothing for this long is given up on
 READ_TOTAL_S = 120.0  # ... and one still sending after this long
-_CHUNK = MIB
 
 
 
@@ -57,68 +52,9 @@ def _foreign(path: Path, why: str) -> ImportFileError:
 def read_capped(path: Path, max_bytes: int) -> bytes:
     """The bytes of `path`, refusing more than max_bytes and, for a pipe or
     device, one that stalls or never ends. Raises ImportFileError."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the name
-        raise ImportFileError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ImportFileError(f"cannot read {path}: it is a directory; give a file written by osmeter-probe")
-        if stat.S_ISREG(mode):
-            return _read_regular(fd, path, max_bytes)
-        return _read_stream(fd, path, max_bytes)
-    except OSError as e:
-        raise ImportFileError(f"cannot read {path}: {e.strerror}") from None
-    finally:
-        os.close(fd)
-
-
-def _too_large(path: Path, max_bytes: int, what: str) -> ImportFileError:
-    return ImportFileError(f"{path} {what} more than {max_bytes / MIB:g} MiB, the limit: "
-                           "no probe output is that large; give a larger --max-size if it really is")
-
-
-def _read_regular(fd: int, path: Path, max_bytes: int) -> bytes:
-    os.set_blocking(fd, True)
-    return _accumulate(lambda: os.read(fd, _CHUNK), path, max_bytes, "is")
-
-
-def _read_stream(fd: int, path: Path, max_bytes: int) -> bytes:
-    """A FIFO or device: read until EOF, within the size and time limits."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    give_up = time.monotonic() + READ_TOTAL_S
-
-    def chunk() -> bytes | None:
-        wait = min(READ_IDLE_S, give_up - time.monotonic())
-        if wait <= 0 or not poller.poll(wait * 1000):
-            if time.monotonic() >= give_up:
-                raise ImportFileError(f"{path} is not a regular file and was still sending after {READ_TOTAL_S:g} s; "
-                                      "write the probe's output to a file and import that")
-            raise ImportFileError(f"{path} is not a regular file and sent nothing for {READ_IDLE_S:g} s; "
-                                  "write the probe's output to a file and import that")
-        try:
-            return os.read(fd, _CHUNK)
-        except BlockingIOError:
-            return None  # woken without data: wait again
-
-    return _accumulate(chunk, path, max_bytes, "is not a regular file and sent")
-
-
-def _accumulate(read: Callable[[], bytes | None], path: Path, max_bytes: int, what: str) -> bytes:
-    """Chunks from `read` until it gives b"" (EOF; None: nothing yet), at most max_bytes."""
-    parts, size = [], 0
-    while True:
-        chunk = read()
-        if chunk is None:
-            continue
-        if not chunk:
-            return b"".join(parts)
-        size += len(chunk)
-        if size > max_bytes:
-            raise _too_large(path, max_bytes, what)
-        parts.append(chunk)
+    return read_bounded(path, max_bytes, what="probe file", error=ImportFileError, idle_s=READ_IDLE_S,
+                        total_s=READ_TOTAL_S,
+                        too_large_hint="no probe output is that large; give a larger --max-size if it really is")
 
 
 def read_probe_file(path: Path, max_bytes: int = DEFAULT_MAX_SIZE_MIB * MIB) -> ProbeFile:
