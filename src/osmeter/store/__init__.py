@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError, UsageError
 from .base import Store
-from .urls import SCHEMES, redact
+from .urls import SCHEMES, redact, scheme_without_slashes
 
 if TYPE_CHECKING:
     from .sql import SQLStore
@@ -62,7 +62,7 @@ def _scheme(location: str) -> str | None:
 
 def describe(location: str) -> str:
     """The location fit for a message: a URL without its password."""
-    return redact(location) if _scheme(location) else location
+    return redact(location) if _scheme(location) or scheme_without_slashes(location) else location
 
 
 def open_store(location: str, *, create: bool) -> SQLStore:
@@ -73,6 +73,11 @@ def open_store(location: str, *, create: bool) -> SQLStore:
     is for readers: a missing store raises NotFoundError.
     """
     scheme = _scheme(location)
+    bare = scheme_without_slashes(location)
+    if scheme is None and bare is not None:
+        raise StoreError(f"{redact(location)}: a {bare} URL needs '//' after '{bare}:' "
+                         f"({bare}://USER[:PASSWORD]@HOST[:PORT]/DBNAME); for an SQLite file of that name, "
+                         "write ./ in front of it")
     if scheme in SCHEMES:
         from .postgres import PostgresStore
 

@@ -13,12 +13,14 @@ wait on each other beyond a row.
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl, unquote
+
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from ..errors import StoreError
 from .sql import SQLStore
-from .urls import redact
+from .urls import host_holds_at, redact, split
 
 _FIX = "check the URL given with --store or OSMETER_STORE"
 
@@ -47,6 +49,22 @@ def _explanation(text: str) -> str | None:
     return next((fix for needles, fix in hints if any(n in low for n in needles)), None)
 
 
+def _sqlalchemy_url(url: str) -> sa.engine.URL:
+    """The URL split by urls.split (the grammar redact shows), decoded as make_url decodes."""
+    p = split(url)
+    if p is None:
+        raise ValueError("not a URL")
+    query: dict[str, str | list[str]] = {}
+    for key, value in parse_qsl(p.query or ""):
+        old = query.get(key)
+        query[key] = value if old is None else [*([old] if isinstance(old, str) else old), value]
+    host = p.host[1:-1] if p.host and p.host.startswith("[") else p.host
+    return sa.engine.URL.create(p.scheme, username=unquote(p.user) if p.user is not None else None,
+                                password=unquote(p.password) if p.password is not None else None,
+                                host=host or None, port=int(p.port) if p.port else None,
+                                database=unquote(p.database) if p.database is not None else None, query=query)
+
+
 class PostgresStore(SQLStore):
     """A store in a PostgreSQL database."""
 
@@ -57,12 +75,11 @@ class PostgresStore(SQLStore):
     @classmethod
     def open(cls, url: str, *, create: bool) -> "PostgresStore":
         shown = redact(url)
-        userinfo = url.partition("://")[2].rpartition("@")[0]
-        if "@" in userinfo:  # the driver would take part of the password for the host, and name it
+        if host_holds_at(url):  # the driver would take part of the password for the host, and name it
             raise StoreError(f"{shown}: the user or password holds an '@'; write it as %40 in the URL, or give the "
                              "password in ~/.pgpass or $PGPASSWORD")
         try:
-            parsed = sa.engine.make_url(url)
+            parsed = _sqlalchemy_url(url)
         except (sa.exc.ArgumentError, ValueError):  # their messages may quote the password
             raise StoreError(f"{shown} cannot be read as a PostgreSQL URL (a port that is not a number?); give "
                              "postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME") from None
