@@ -184,11 +184,20 @@ class Stored:
     counts: dict[str, int]  # ok / skip / error
 
 
-def store_files(store: Store, context: RunContext, files: list[ProbeFile]) -> Stored:
+def store_files(store: Store, context: RunContext, files: list[ProbeFile], *, again: bool = True) -> Stored:
     """`files` (a run's repetitions) stored as one run, in one transaction,
-    with their digests (what `import` recognises when they come again)."""
+    with their digests (what `import` recognises when they come again).
+
+    again=False refuses files imported before (refuse_imported_before),
+    checked inside the transaction under a lock on their digests, so of
+    two imports of one file racing each other the second is refused as if
+    it had come later."""
     recorder = RunRecorder(store, context, repetitions=len(files))
     with store.transaction():
+        if not again:
+            digest = content_hash(files)
+            store.lock_content([digest, *(f.sha256 for f in files)])
+            refuse_imported_before(store, files, digest)
         for f in files[:-1]:
             store_probe_file(f, recorder, finish=False)
         status = store_probe_file(files[-1], recorder)

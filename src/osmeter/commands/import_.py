@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import textsafe
-from ..ingest import (DEFAULT_MAX_SIZE_MIB, MIB, content_hash, read_probe_file, refuse_cut_short,
-                      refuse_imported_before, refuse_same_file_twice, store_files)
+from ..ingest import (DEFAULT_MAX_SIZE_MIB, MIB, read_probe_file, refuse_cut_short,
+                      refuse_same_file_twice, store_files)
 from ..recorder import RunContext
 from ..store import open_store, resolve_location
 from .options import add_store_option, positive_int
@@ -85,12 +85,9 @@ def run(args: argparse.Namespace) -> int:
         source="import",
     )
     refuse_same_file_twice(files)
-    digest = content_hash(files)
     store = open_store(resolve_location(args.store), create=True)
     try:
-        if not args.again:
-            refuse_imported_before(store, files, digest)
-        stored = store_files(store, context, files)
+        stored = store_files(store, context, files, again=args.again)
         recorder, status, counts = stored.recorder, stored.status, stored.counts
     finally:
         store.close()

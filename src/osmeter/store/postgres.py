@@ -13,6 +13,7 @@ wait on each other beyond a row.
 
 from __future__ import annotations
 
+from typing import Sequence
 from urllib.parse import parse_qsl, unquote
 
 import sqlalchemy as sa
@@ -117,6 +118,11 @@ class PostgresStore(SQLStore):
 
     def explain(self, e: BaseException, doing: str, fix: str = "") -> str:
         return self.explain_for(self.shown, e, doing, fix)
+
+    def lock_content(self, digests: Sequence[str]) -> None:
+        """Transaction-level advisory locks, one per digest (its first 60 bits), taken in order."""
+        for key in sorted({int(d[:15], 16) for d in digests if d}):
+            self._call("write to", lambda: self._conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({key})"))
 
     def _check_writable(self) -> None:
         """A real (rolled back) write, so a store the user may not write to fails now."""

@@ -260,9 +260,21 @@ class SQLStore:
                                                 for i, d in enumerate(file_digests)])
 
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
+        """The run marked; a second complete run of one host of a fleet run is
+        refused by the database (migration 0008), whoever came first."""
+        sql = "UPDATE runs SET status = :s, end_time = :e, status_reason = :why WHERE id = :r"
+        args = {"s": status, "e": end_time, "why": reason, "r": run_id}
         with self._write():
-            self._exec("UPDATE runs SET status = :s, end_time = :e, status_reason = :why WHERE id = :r",
-                       {"s": status, "e": end_time, "why": reason, "r": run_id})
+            (owner,) = self._read("SELECT fleet, host FROM runs WHERE id = :r", {"r": run_id}) or [None]
+            try:
+                self._conn.execute(sa.text(sql), args)
+            except sa.exc.IntegrityError as e:
+                if "runs_fleet_host_complete" not in str(e.orig) and "runs.fleet, runs.host" not in str(e.orig):
+                    raise StoreError(self.explain(e.orig or e, "write to")) from None
+                raise StoreError(f"host {owner['host']} of fleet run {owner['fleet']} is already stored as a complete run "
+                                 f"in {self.shown} (another osmeter stored it first); it was not stored again") from None
+            except sa.exc.SQLAlchemyError as e:
+                raise StoreError(self.explain(getattr(e, "orig", None) or e, "write to")) from None
 
     # --- reading -----------------------------------------------------
 
@@ -271,6 +283,11 @@ class SQLStore:
         return StoreError(f"the store {self.shown} is damaged: {what}, column '{e.column}' is {e.why}; "
                           f"`osmeter runs` lists the runs that can still be read; restore the store from a backup, "
                           f"or {self.FIX}")
+
+    def lock_content(self, digests: Sequence[str]) -> None:
+        """Inside a write transaction: wait until no other writer holds these
+        digests (an import checking them), and hold them to the commit.
+        SQLite's write transactions queue whole (BEGIN IMMEDIATE): nothing to do."""
 
     def runs_with_content(self, digest: str) -> list[int]:
         """The runs imported from the same bytes: the same import, or a file
