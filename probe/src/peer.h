@@ -107,6 +107,8 @@ struct osm_peer {
 	int cleanup_handle;     /* its cleanup-stack entry, or -1 */
 	char version[64];       /* the peer's probe version (from its answer) */
 	char where[128];        /* "127.0.0.1:41234 (own peer on CPU 1)" or "10.0.0.2:7478" */
+	int unreachable;        /* the last osm_peer_session failed to connect, or got no answer to its
+				 * hello (a timeout or the connection closed): not an "ERR ..." refusal */
 };
 
 /* Remote peer: spec "HOST:PORT" (osm_peer_parse_addr; no port: 7478),
@@ -123,6 +125,20 @@ int osm_peer_open(struct osm_peer *p, const char *spec, const char *token, int f
 		  size_t errlen);
 /* Stops our own peer (SIGTERM, reaped) and forgets it. */
 void osm_peer_close(struct osm_peer *p);
+
+/* Remote peers this process could not reach: once a session to a remote
+ * peer fails to connect or gets no answer to its hello (p->unreachable),
+ * osm_peer_open fails for that address at once, citing that first error,
+ * so a dead peer costs one timeout per probe run, not one per benchmark.
+ * osm_peer_open marks the peers it cannot reach; this marks one found
+ * unreachable later (a session of a benchmark). The own peer is never
+ * marked. */
+void osm_peer_mark_unreachable(const struct osm_peer *p, const char *why);
+/* After a remote peer closed or reset a session unasked: whether it still
+ * answers a new session (1; an "ERR ..." refusal counts: it is up), or
+ * cannot be reached any more (0, the reason in err, and the peer marked as
+ * above). Costs at most one client timeout (10 s). */
+int osm_peer_still_answers(const struct osm_peer *p, char *err, size_t errlen);
 
 /* A session: a connected TCP socket past its hello. service is one of
  * "echo", "sink", "source", "udp", "close"; args is "" or "k=v k=v"

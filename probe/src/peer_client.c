@@ -23,14 +23,15 @@ static void set_timeouts(int fd, int seconds)
 }
 
 /* A connected TCP socket, connect() bounded by the send timeout (Linux
- * applies SO_SNDTIMEO to connect), timeouts left set. */
+ * applies SO_SNDTIMEO to connect), timeouts left set; or with err -1 (the
+ * connection failed) or -2 (no socket here). */
 static int dial(const struct osm_peer *p, char *err, size_t errlen)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)&p->addr;
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "peer %s: socket: %s", p->where, strerror(errno));
-		return -1;
+		return -2; /* not the peer's doing */
 	}
 	set_timeouts(fd, OSM_PEER_CLIENT_TIMEOUT_S);
 	int r;
@@ -53,7 +54,7 @@ int osm_peer_connect(const struct osm_peer *p, char *err, size_t errlen)
 	int fd = dial(p, err, errlen);
 	if (fd >= 0)
 		set_timeouts(fd, 0);
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 int64_t osm_peer_deadline_in(int seconds)
@@ -73,7 +74,8 @@ int osm_peer_readable_by(int fd, int64_t deadline)
 }
 
 /* One line of the peer's answer, read byte by byte so that nothing after
- * it (a source's data) is taken; within the deadline. 0, or -1 with err. */
+ * it (a source's data) is taken; within the deadline. 0, or with err -1
+ * (no answer: a timeout, the connection closed) or -2 (too long). */
 static int read_answer(const struct osm_peer *p, int fd, char *line, size_t len, char *err, size_t errlen)
 {
 	int64_t deadline = osm_peer_deadline_in(OSM_PEER_CLIENT_TIMEOUT_S);
@@ -99,7 +101,7 @@ static int read_answer(const struct osm_peer *p, int fd, char *line, size_t len,
 		if (++n == len - 1) {
 			snprintf(err, errlen, "peer %s: its answer is longer than %zu bytes: not an osmeter peer",
 				 p->where, len - 1);
-			return -1;
+			return -2; /* an answer, if not a peer's */
 		}
 	}
 }
@@ -145,24 +147,34 @@ int osm_peer_session(struct osm_peer *p, const char *service, const char *args, 
 	char hello[OSM_PEER_HELLO_MAX + 1], line[OSM_PEER_HELLO_MAX + 1];
 	int n = snprintf(hello, sizeof(hello), "%s %d %s%s%s%s%s\n", OSM_PEER_MAGIC, OSM_PEER_PROTO, service,
 			 p->token[0] ? " token=" : "", p->token, args && args[0] ? " " : "", args ? args : "");
+	p->unreachable = 0;
 	if (n < 0 || n > OSM_PEER_HELLO_MAX) {
 		snprintf(err, errlen, "the hello for %s would have more than %d bytes", service, OSM_PEER_HELLO_MAX);
 		return -1;
 	}
 	int fd = dial(p, err, errlen);
-	if (fd < 0)
+	if (fd < 0) {
+		p->unreachable = fd == -1;
 		return -1;
+	}
 	ssize_t w;
 	while ((w = send(fd, hello, (size_t)n, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
 	if (w != n) {
 		snprintf(err, errlen, "peer %s: cannot send the hello: %s", p->where,
 			 w < 0 ? strerror(errno) : "short write");
+		p->unreachable = 1;
 		close(fd);
 		return -1;
 	}
-	if (read_answer(p, fd, line, sizeof(line), err, errlen) ||
-	    take_answer(p, line, answer, anslen, err, errlen)) {
+	int r = read_answer(p, fd, line, sizeof(line), err, errlen);
+	if (r) {
+		p->unreachable = r == -1;
+		close(fd);
+		return -1;
+	}
+	p->unreachable = 0;
+	if (take_answer(p, line, answer, anslen, err, errlen)) {
 		close(fd);
 		return -1;
 	}

@@ -3,11 +3,14 @@
  * that runs the server (peer_serve.c), pinned, on the cleanup stack, and
  * stopped by osm_peer_close. Either way a first session (peer_client.c)
  * checks that it answers. It sits above both the server and the client
- * side, so neither knows of the other. */
+ * side, so neither knows of the other. It also keeps the remote peers
+ * this process could not reach (a dead peer is tried once per run), and
+ * tells a peer that is gone from one that only ended a session. */
 #include "peer.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,67 @@
 #include "procs.h"
 
 #define STOP_WAIT_MS 5000 /* after SIGTERM, the own peer gets this long before SIGKILL */
+#define UNREACHABLE_MAX 16 /* remote peers remembered as unreachable (more: the oldest is forgotten) */
+
+/* ---- remote peers that could not be reached ---------------------------- */
+
+static struct unreachable {
+	struct sockaddr_storage addr;
+	char why[400]; /* the first error */
+} unreachable[UNREACHABLE_MAX];
+static int n_unreachable, next_unreachable;
+
+static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+	}
+	return 0;
+}
+
+static const char *unreachable_why(const struct sockaddr_storage *addr)
+{
+	for (int i = 0; i < n_unreachable; i++)
+		if (same_addr(&unreachable[i].addr, addr))
+			return unreachable[i].why;
+	return NULL;
+}
+
+void osm_peer_mark_unreachable(const struct osm_peer *p, const char *why)
+{
+	if (p->pid > 0 || unreachable_why(&p->addr))
+		return; /* the own peer, or marked already: the first error is the one cited */
+	struct unreachable *u = &unreachable[next_unreachable];
+	next_unreachable = (next_unreachable + 1) % UNREACHABLE_MAX;
+	if (n_unreachable < UNREACHABLE_MAX)
+		n_unreachable++;
+	u->addr = p->addr;
+	snprintf(u->why, sizeof(u->why), "%s", why);
+}
+
+int osm_peer_still_answers(const struct osm_peer *p, char *err, size_t errlen)
+{
+	struct osm_peer q = *p; /* the session must not change the benchmark's peer (its version) */
+	int fd = osm_peer_session(&q, "close", "", NULL, 0, err, errlen);
+	if (fd >= 0) {
+		close(fd); /* EOF: the peer closes its side too */
+		return 1;
+	}
+	if (!q.unreachable)
+		return 1;
+	osm_peer_mark_unreachable(&q, err);
+	return 0;
+}
+
+/* ---- the own peer ------------------------------------------------------- */
 
 /* In the own peer's process: nothing of the probe's but stderr stays open. */
 static void close_inherited(int keep)
@@ -179,6 +243,13 @@ int osm_peer_open(struct osm_peer *p, const char *spec, const char *token, int f
 			return -1;
 		}
 		osm_peer_format_addr((struct sockaddr *)&p->addr, p->where, sizeof(p->where));
+		const char *first = unreachable_why(&p->addr);
+		if (first) {
+			p->unreachable = 1;
+			snprintf(err, errlen, "peer %s not tried again: it could not be reached earlier in this run "
+				 "(%s)", p->where, first);
+			return -1;
+		}
 	} else {
 		osm_peer_loopback_addr(family, &p->addr, &p->addr_len);
 		if (start_own(p, family, cpu, err, errlen))
@@ -192,6 +263,8 @@ int osm_peer_open(struct osm_peer *p, const char *spec, const char *token, int f
 	/* Does it answer, and as an osmeter peer that takes our token? */
 	int fd = osm_peer_session(p, "close", "", NULL, 0, err, errlen);
 	if (fd < 0) {
+		if (p->unreachable && p->pid <= 0)
+			osm_peer_mark_unreachable(p, err);
 		stop_own(p);
 		return -1;
 	}

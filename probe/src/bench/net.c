@@ -257,6 +257,8 @@ int net_session(struct osm_ctx *ctx, struct net_peer *np, const char *service, c
 		nanosleep(&ts, NULL);
 	}
 	if (fd < 0) {
+		if (np->remote && np->p.unreachable) /* the rest of its benchmarks fail at once */
+			osm_peer_mark_unreachable(&np->p, err);
 		osm_fail(ctx, OSM_ERROR, "%s session with peer %s after %llu %s: %s", service, np->addr,
 			 (unsigned long long)np->done, np->what, err[0] ? err : "failed");
 		return -1;
@@ -324,34 +326,61 @@ static const char *unreachable_words(int e)
 	return NULL;
 }
 
+/* Why a remote peer closed or reset a session (an EOF or a reset looks
+ * the same either way): a peer ends a session at its limits (docs/peer.md)
+ * by closing it and goes on serving, while a peer that was killed or
+ * stopped, or whose host went down, no longer answers. A new session
+ * tells which; one that cannot be made marks the peer unreachable, so the
+ * run's other benchmarks against it fail at once. */
+static void why_ended(const struct net_peer *np, char *out, size_t len)
+{
+	char err[400];
+	out[0] = 0;
+	if (!np->remote || np->icmp)
+		return;
+	if (osm_peer_still_answers(&np->p, err, sizeof(err)))
+		snprintf(out, len, "; the peer may have ended the session at its limits: it still answers (serve "
+			 "--session-time / --session-bytes: its log says so)");
+	else
+		snprintf(out, len, ", and the peer no longer answers (%s): it was stopped or killed, or its host "
+			 "or the network went down", err);
+}
+
 int net_io_fail(struct osm_ctx *ctx, const struct net_peer *np, ssize_t r, const char *call)
 {
 	unsigned long long n = (unsigned long long)np->done;
-	/* A peer ends a session at its limits (docs/peer.md) by closing it. */
-	const char *limits = np->remote ? "; the peer may have ended the session at its limits (serve "
-					  "--session-time / --session-bytes: its log says so)" : "";
-	if (r == 0)
-		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s%s", np->addr, n,
-				np->what, limits);
 	int e = errno;
+	char why[600];
+	if (r == 0) {
+		why_ended(np, why, sizeof(why));
+		return osm_fail(ctx, OSM_ERROR, "peer %s closed the connection after %llu %s%s", np->addr, n,
+				np->what, why);
+	}
 	if (e == EAGAIN || e == EWOULDBLOCK || e == EINPROGRESS)
 		return osm_fail(ctx, OSM_ERROR, "peer %s did not answer within %d s (%s) after %llu %s", np->addr,
 				NET_IO_TIMEOUT_S, call, n, np->what);
-	if (e == ECONNRESET || e == EPIPE)
+	if (e == ECONNRESET || e == EPIPE) {
+		why_ended(np, why, sizeof(why));
 		return osm_fail(ctx, OSM_ERROR, "peer %s reset the connection (%s: %s) after %llu %s%s", np->addr,
-				call, strerror(e), n, np->what, limits);
+				call, strerror(e), n, np->what, why);
+	}
 	const char *w = unreachable_words(e);
+	int st;
 	if (w)
-		return osm_fail(ctx, OSM_ERROR, "peer %s: %s (%s: %s) after %llu %s", np->addr, w, call, strerror(e),
-				n, np->what);
-	if (e == ECONNREFUSED && np->icmp) /* ICMP has no port: a destination unreachable (port) */
+		st = osm_fail(ctx, OSM_ERROR, "peer %s: %s (%s: %s) after %llu %s", np->addr, w, call, strerror(e), n,
+			      np->what);
+	else if (e == ECONNREFUSED && np->icmp) /* ICMP has no port: a destination unreachable (port) */
 		return osm_fail(ctx, OSM_ERROR, "peer %s: an ICMP destination unreachable (port unreachable) came "
 				"back (%s: %s) after %llu %s", np->addr, call, strerror(e), n, np->what);
-	if (e == ECONNREFUSED)
-		return osm_fail(ctx, OSM_ERROR, "peer %s refused (%s: nothing listens there) after %llu %s",
-				np->addr, call, n, np->what);
-	return osm_fail(ctx, OSM_ERROR, "%s with peer %s: %s (after %llu %s)", call, np->addr, strerror(e), n,
-			np->what);
+	else if (e == ECONNREFUSED)
+		st = osm_fail(ctx, OSM_ERROR, "peer %s refused (%s: nothing listens there) after %llu %s", np->addr,
+			      call, n, np->what);
+	else
+		return osm_fail(ctx, OSM_ERROR, "%s with peer %s: %s (after %llu %s)", call, np->addr, strerror(e),
+				n, np->what);
+	if (np->remote && !np->icmp) /* the run's other benchmarks against it fail at once */
+		osm_peer_mark_unreachable(&np->p, ctx->msg);
+	return st;
 }
 
 /* ---- the table -------------------------------------------------------- */
