@@ -2,6 +2,9 @@
 
 The commands (and numpy, matplotlib behind them) are imported inside main(),
 so a Ctrl-C during those imports is an interruption (exit 130), not a traceback.
+The standard streams are osmeter.streams' for the whole call: stdout that
+cannot be written is an OutputError (exit 12), stderr that cannot be is
+dropped, nothing raises on encoding, a terminal gets no control character.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import threading
 from types import FrameType
 from typing import Any, Sequence
 
-from . import textsafe
+from . import streams, textsafe
 from .version import __version__
-from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, Terminated, interruption_signal
+from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, OutputError, Terminated, interruption_signal
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,10 +83,18 @@ def _catch_termination() -> dict[int, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     previous = _catch_termination()
     try:
-        return _main(argv)
+        with streams.standard():
+            return _main(argv)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+# What a command has stored before it writes to stdout: said when that output is lost.
+STORED_FIRST = {
+    "run": "the run is stored (`osmeter runs` lists it)",
+    "import": "the file is imported (`osmeter runs` lists it)",
+}
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -92,18 +103,24 @@ def _main(argv: Sequence[str] | None) -> int:
     if bad is not None:
         print(f"osmeter: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
+    command = None
     try:
         from .tracestate import recover
 
         for line in recover():  # what a SIGKILLed probe left (tracestate.py)
             print(f"osmeter: {line}", file=sys.stderr)
         parser = build_parser()
-        args = parser.parse_args(argv)
-        return int(args.handler(args))
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit:
+            sys.stdout.flush()  # --help, --version: an OutputError when it cannot be written
+            raise
+        command = args.command
+        code = int(args.handler(args))
+        sys.stdout.flush()  # here, not at exit: a full disk is an error of this command
+        return code
     except OsmeterError as e:
-        sys.stdout.flush()
-        print(f"osmeter: error: {textsafe.terminal(e.message)}", file=sys.stderr)
-        return e.exit_code
+        return _failed(e, command)
     except KeyboardInterrupt as e:
         signum = interruption_signal(e)
         by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
@@ -113,3 +130,19 @@ def _main(argv: Sequence[str] | None) -> int:
         # The reader went away (`osmeter runs | head`): not an error of ours.
         sys.stderr.close()
         return 0
+
+
+def _failed(e: OsmeterError, command: str | None) -> int:
+    """`osmeter: error: MESSAGE` on stderr after what stdout holds; the exit code.
+    When stdout cannot take what it holds, that is the error to report."""
+    try:
+        sys.stdout.flush()
+    except OutputError as lost:
+        e = lost
+    except BrokenPipeError:
+        pass
+    message = e.message
+    if isinstance(e, OutputError) and command in STORED_FIRST:
+        message += f"; {STORED_FIRST[command]}"
+    print(f"osmeter: error: {textsafe.terminal(message)}", file=sys.stderr)
+    return e.exit_code

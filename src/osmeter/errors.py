@@ -21,6 +21,7 @@ EXIT_BENCH_ERRORS = 8  # the run finished but some benchmark reported `error`
 EXIT_DEPENDENCY = 9  # an optional dependency (pandas) is not installed
 EXIT_REGRESSION = 10  # `compare --fail-above`: a significant regression beyond the limit
 EXIT_HOSTS_FAILED = 11  # `fleet run`: at least one host failed or could not be reached
+EXIT_OUTPUT = 12  # standard output cannot be written: closed, a full disk or device, an I/O error
 EXIT_SIGNAL_BASE = 128  # interrupted: 128 + signal number (SIGINT 130, SIGTERM 143)
 
 
@@ -95,6 +96,14 @@ class HostsFailed(OsmeterError):
     probe failed); raised after the others were stored and the summary printed."""
 
     exit_code = EXIT_HOSTS_FAILED
+
+
+class OutputError(OsmeterError):
+    """Standard output cannot be written: closed when osmeter started, a full disk or
+    device (/dev/full), an I/O error (osmeter.streams). A reader that went away
+    (`osmeter runs | head`) is not one: osmeter then ends quietly."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class Terminated(KeyboardInterrupt):

@@ -10,7 +10,11 @@ and isolates (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C).
 table cell. `scrub(obj)` applies `line` to every string inside a stored run
 or result (dataclasses, dicts, lists, tuples), keys included.
 `json_text(text)` writes those characters as \\uXXXX escapes in JSON text,
-which keeps the data exact and the terminal safe.
+which keeps the data exact and the terminal safe. `visible(text)` writes
+them (and CR) as backslash escapes instead of removing them: what
+osmeter.streams does to everything written to a terminal on stdout.
+`clip(text)` cuts a long value for a table cell or a heading, saying how
+much was cut (`LLL…(+2950 chars)`); JSON and CSV keep the whole value.
 """
 
 from __future__ import annotations
@@ -70,3 +74,28 @@ def json_text(text: str) -> str:
     """JSON text with DEL, the C1 controls and the bidi characters written as \\uXXXX escapes
     (json.dumps already escapes the C0 controls); the value it decodes to is unchanged."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def visible(text: str) -> str:
+    """`text` with every control but TAB and newline (ESC, CR, DEL, the C1 controls) and the bidi
+    overrides written as backslash escapes (`\\x1b`, `\\r`, `\\u202e`): shown, not obeyed."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+CLIP = 64  # characters: the most a table cell or a heading shows of one label or flag
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """`text`, or when it is longer than `limit` characters its start and how much was cut
+    (`LLL…(+2950 chars)`), `limit` characters in all: for a table cell or a heading, which
+    must not grow with whatever was stored. JSON and CSV keep the whole value."""
+    if len(text) <= limit:
+        return text
+    keep = limit
+    while True:
+        marker = f"…(+{len(text) - keep} chars)"
+        if keep + len(marker) <= limit or keep <= 1:
+            return text[:keep] + marker
+        keep = max(1, limit - len(marker))

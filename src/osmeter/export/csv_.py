@@ -8,12 +8,17 @@ a field with its own CSV spelling (fields.CSV_SPELLING: flags joined with
 A cell a spreadsheet would run as a formula (one starting with `=`, `+`, `-`,
 `@`, TAB or CR) gets a leading `'`, unless it is a plain number: `-1.5`
 stays a number, `-1+2` and `=HYPERLINK(...)` become text (docs/export.md).
+
+Text is written as it was stored, control characters included, and the CSV
+stays valid: a cell holding a comma, a quote, a newline or a CR is quoted
+(RFC 4180; Python's csv module leaves a lone CR bare when the line ends in
+LF, so rows are written here). On a terminal, osmeter.streams writes every
+control character as a backslash escape (`\\x1b`), CSV included; a file or
+a pipe (`-o FILE`, `> FILE`) gets the exact value.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from typing import Any, Sequence
@@ -48,11 +53,17 @@ def cell(value: Any) -> str:
     return neutral(_spelled(value))
 
 
+_QUOTED = re.compile(r'[,"\r\n]')
+
+
+def csv_line(cells: Sequence[str]) -> str:
+    """One CSV row ending in LF; a cell with a comma, a quote, CR or LF quoted, its quotes doubled."""
+    return ",".join('"' + c.replace('"', '""') + '"' if _QUOTED.search(c) else c for c in cells) + "\n"
+
+
 def render(run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
     columns, rows = result_rows(run, results, names)
-    writer.writerow([neutral(c) for c in columns])
+    lines = [csv_line([neutral(c) for c in columns])]
     for row in rows:
-        writer.writerow([cell(CSV_SPELLING[c](row[c]) if c in CSV_SPELLING else row[c]) for c in columns])
-    return out.getvalue()
+        lines.append(csv_line([cell(CSV_SPELLING[c](row[c]) if c in CSV_SPELLING else row[c]) for c in columns]))
+    return "".join(lines)
