@@ -67,8 +67,9 @@ def render_runs(runs: list[RunInfo]) -> str:
         ]
         for r in runs
     ]
-    # stored text may hold anything: no escape sequence, control or bidi override reaches the terminal
-    return render_table(HEADERS, [[textsafe.line(c) for c in row] for row in rows], _RIGHT) + "\n"
+    # stored text may hold anything: no escape sequence, control or bidi override reaches the terminal,
+    # and a long label (host, kernel) is cut (textsafe.clip): --json has it whole
+    return render_table(HEADERS, [[textsafe.clip(textsafe.line(c)) for c in row] for row in rows], _RIGHT) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:

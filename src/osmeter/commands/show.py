@@ -2,11 +2,13 @@
 
 Stored text (labels, parameters, machine values, error messages) is shown
 without escape sequences, controls or bidi overrides (osmeter.textsafe); with
---json those characters are \\u escapes, so the data stays exact."""
+--json those characters are \\u escapes, so the data stays exact. A long label
+or flag is cut with a marker (`…(+2950 chars)`); --json has it whole."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import Any
@@ -57,6 +59,8 @@ def render_stored_run(store: Store, ref: str, as_json: bool, names: str = "osmet
     rows = nm.table_rows(row_names, [info])
     # what was stored may hold anything: cleaned before the table is laid out, and once more whole
     info, results = textsafe.scrub(info), [textsafe.scrub(r) for r in results]
+    if info.label:  # a long label is cut in the heading (textsafe.clip); --json has it whole
+        info = dataclasses.replace(info, label=textsafe.clip(info.label))
     return textsafe.terminal(render_run(info, results, run_warnings(info, results), table_width(), row_names, rows))
 
 

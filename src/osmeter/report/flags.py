@@ -7,7 +7,9 @@ and from osmeter (`unstable`, `repetition-failed`); docs/report.md,
 output that shows a result or a comparison shows its flags (show, the
 reports, compare, the exports) and, under the table, a legend of the flags
 present: what each means and what to do. One text per flag, here, for all
-of them.
+of them. A flag's name as people read it (a cell, a badge, the legend) is cut
+when long (textsafe.clip: a flag this osmeter does not know may be anything);
+the exports keep it whole.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from .. import textsafe
 from ..model import BenchResult
 from ..repeats import UNSTABLE, UNSTABLE_SPREAD
 
@@ -85,7 +88,7 @@ def flag_words(r: BenchResult) -> list[str]:
     words = []
     for f in ordered(r.flags):
         spread = spread_text(r.spread) if f == UNSTABLE else ""
-        words.append(f"{f} {spread}" if spread else f)
+        words.append(f"{f} {spread}" if spread else textsafe.clip(f))
     return words
 
 
@@ -106,8 +109,8 @@ def describe(name: str) -> str:
 
 
 def legend(names: Sequence[str]) -> list[tuple[str, str]]:
-    """(flag, `meaning: what to do`) for each flag named, in the legend's order."""
-    return [(n, describe(n)) for n in ordered(names)]
+    """(flag, `meaning: what to do`) for each flag named, in the legend's order (a long name cut)."""
+    return [(textsafe.clip(n), describe(n)) for n in ordered(names)]
 
 
 def legend_lines(names: Sequence[str], width: int = 120, indent: str = "  ", title: str = "flags") -> list[str]:
