@@ -11,6 +11,11 @@ from ..errors import StoreError
 from ..model import BenchResult, NewRun, RunInfo, StoredProfile
 from ..stats import FloatArray
 
+class StoreConnectionLost(StoreError):
+    """The connection to the store was lost, or its server stopped answering:
+    worth reconnecting and trying again (a full disk or a refused write is not)."""
+
+
 SAMPLES_DTYPE = np.dtype("<f8")  # little-endian float64, whatever the host's byte order
 
 

@@ -13,17 +13,24 @@ wait on each other beyond a row.
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+import os
+import socket
+import threading
+from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qsl, unquote
 
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
 from ..errors import StoreError
+from .base import StoreConnectionLost
 from .sql import SQLStore
 from .urls import host_holds_at, redact, split
 
 _FIX = "check the URL given with --store or OSMETER_STORE"
+TIMEOUT_ENV = "OSMETER_STORE_TIMEOUT"
+DEFAULT_TIMEOUT_S = 60.0
 
 
 def _explanation(text: str) -> str | None:
@@ -66,12 +73,78 @@ def _sqlalchemy_url(url: str) -> sa.engine.URL:
                                 database=unquote(p.database) if p.database is not None else None, query=query)
 
 
+def store_timeout(env: Mapping[str, str] = os.environ) -> float:
+    """$OSMETER_STORE_TIMEOUT: seconds a statement may take before osmeter gives up on the server."""
+    text = env.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 1 <= value <= 86400:
+        raise StoreError(f"${TIMEOUT_ENV} is {text!r}: give the seconds a store statement may take, 1 to 86400 "
+                         f"(default {DEFAULT_TIMEOUT_S:g})")
+    return value
+
+
+def connect_args(query: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """The driver's connection settings osmeter adds, where the URL sets none:
+    a connect timeout, TCP keepalives and a user timeout (a dead server or
+    network is noticed), and a statement timeout (a stuck server is)."""
+    wanted: dict[str, Any] = {
+        "connect_timeout": 10,
+        "application_name": "osmeter",
+        "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
+        "tcp_user_timeout": int(timeout * 1000),
+        "options": f"-c statement_timeout={int(timeout * 1000)}",
+    }
+    return {k: v for k, v in wanted.items() if k not in query}
+
+
 class PostgresStore(SQLStore):
     """A store in a PostgreSQL database."""
 
     FIX = _FIX
     KIND = "a PostgreSQL database"
     BACKEND = "postgresql"
+    timeout_s = DEFAULT_TIMEOUT_S
+
+    def _call(self, doing: str, fn: Any) -> Any:
+        """As SQLStore's, and a server that does not answer within timeout_s
+        (stopped, or a network that drops everything) has its connection cut
+        here: the statement timeout cannot fire in a server that does not run."""
+        fired = threading.Event()
+        fd = self._socket()
+
+        def cut() -> None:
+            fired.set()
+            if fd is not None:
+                try:
+                    with socket.socket(fileno=os.dup(fd)) as sock:
+                        sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        timer = threading.Timer(self.timeout_s + 5, cut)  # the server's statement_timeout comes first
+        timer.daemon = True
+        timer.start()
+        try:
+            return super()._call(doing, fn)
+        except StoreError as e:
+            if not fired.is_set():
+                raise
+            raise StoreConnectionLost(f"cannot {doing} the store {self.shown}: the server did not answer for "
+                                      f"{self.timeout_s + 5:g} s (${TIMEOUT_ENV} sets the limit); check the "
+                                      "server") from e
+        finally:
+            timer.cancel()
+
+    def _socket(self) -> int | None:
+        try:
+            return self._conn.connection.dbapi_connection.fileno()  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 (a closed or invalidated connection: nothing to cut)
+            return None
 
     @classmethod
     def open(cls, url: str, *, create: bool) -> "PostgresStore":
@@ -88,13 +161,15 @@ class PostgresStore(SQLStore):
             raise StoreError(f"{shown} names no database; give postgresql://USER@HOST/DBNAME")
         # READ COMMITTED whatever the server's default: a migration that waited
         # for another's lock must then see what that one committed (migrate.lock).
+        timeout = store_timeout()
         engine = sa.create_engine(parsed.set(drivername="postgresql+psycopg"), poolclass=NullPool,
                                   isolation_level="READ COMMITTED",
-                                  connect_args={"connect_timeout": 10, "application_name": "osmeter"})
+                                  connect_args=connect_args(parsed.query, timeout))
         store = None
         try:
             conn = engine.connect()
             store = cls(engine, conn, url, shown)
+            store.timeout_s = timeout
             store._prepare(create=create)
         except sa.exc.DBAPIError as e:
             if store is not None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import uuid
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import sqlalchemy as sa
 
@@ -25,8 +26,10 @@ from ..model import BenchResult, NewRun, RunInfo, StoredProfile
 from ..records import canonical_params
 from ..stats import FloatArray, Summary
 from . import decode, migrate
-from .base import encode_samples
+from .base import StoreConnectionLost, encode_samples
 from .decode import SUMMARY_COLUMNS, Corrupt
+
+T = TypeVar("T")
 
 MAX_RUN_ID = 2**63 - 1  # SQLite's INTEGER PRIMARY KEY, PostgreSQL's BIGINT
 
@@ -128,14 +131,20 @@ class SQLStore:
 
     # --- transactions ------------------------------------------------
 
+    def _error(self, e: sa.exc.SQLAlchemyError, doing: str) -> StoreError:
+        """A driver's error as a StoreError that says what to do; a lost
+        connection as StoreConnectionLost (worth a reconnect)."""
+        text = self.explain(getattr(e, "orig", None) or e, doing)
+        if isinstance(e, sa.exc.DBAPIError) and e.connection_invalidated or self._conn.invalidated or self._conn.closed:
+            return StoreConnectionLost(text)
+        return StoreError(text)
+
     def _call(self, doing: str, fn: Any) -> Any:
         """fn() with a driver's error turned into a StoreError that says what to do."""
         try:
             return fn()
-        except sa.exc.DBAPIError as e:
-            raise StoreError(self.explain(e.orig or e, doing)) from None
         except sa.exc.SQLAlchemyError as e:
-            raise StoreError(self.explain(e, doing)) from None
+            raise self._error(e, doing) from None
 
     @contextmanager
     def _tx(self, write: bool, doing: str) -> Iterator[None]:
@@ -143,7 +152,7 @@ class SQLStore:
         try:
             trans = self._conn.begin()
         except sa.exc.SQLAlchemyError as e:
-            raise StoreError(self.explain(getattr(e, "orig", None) or e, doing)) from None
+            raise self._error(e, doing) from None
         try:
             yield
         except BaseException:
@@ -181,6 +190,48 @@ class SQLStore:
 
         return self._reading(lambda: self._call("read", fetch))
 
+    # --- reconnecting ------------------------------------------------
+
+    # Waits between tries of a write whose connection was lost (about 15 s in
+    # all): a server restarted meanwhile (pg_ctl restart) is written to again.
+    RETRY_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+    def reconnect(self) -> None:
+        """A new connection in place of a lost one (StoreConnectionLost when none can be made)."""
+        try:
+            self._conn.close()
+        except Exception:  # noqa: BLE001 (the old connection is gone either way)
+            pass
+        try:
+            self._conn = self._engine.connect()
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreConnectionLost(self.explain(getattr(e, "orig", None) or e, "reconnect to")) from None
+        self._in_transaction = False
+
+    def _retrying(self, op: Callable[[], T]) -> T:
+        """op() (an idempotent write in its own transaction), tried again on a
+        new connection while the connection is lost, RETRY_DELAYS apart.
+        Inside transaction() a lost connection has lost the transaction: raised."""
+        if self._in_transaction:
+            return op()
+        unreachable: StoreConnectionLost | None = None  # why the last reconnect failed
+        for delay in (*self.RETRY_DELAYS, None):
+            if unreachable is None:
+                try:
+                    return op()
+                except StoreConnectionLost:
+                    if delay is None:
+                        raise
+            elif delay is None:
+                raise unreachable
+            time.sleep(delay)
+            try:
+                self.reconnect()
+                unreachable = None
+            except StoreConnectionLost as e:
+                unreachable = e
+        raise AssertionError("unreachable")
+
     # --- writing -----------------------------------------------------
 
     def create_run(self, run: NewRun) -> int:
@@ -188,8 +239,13 @@ class SQLStore:
                "osmeter_version": run.osmeter_version, "probe_version": run.probe_version, "suite": run.suite,
                "argv": _json(run.argv), "params": _json(run.params), "machine": _json(run.machine),
                "meta": _json(run.meta), "host": run.host, "fleet": run.fleet, "uid": str(uuid.uuid4())}
-        with self._write():
-            return self.insert_run(row)
+
+        def create() -> int:  # a try whose commit was lost may have stored it: found by its uid
+            with self._write():
+                rows = self._exec("SELECT id FROM runs WHERE uid = :u", {"u": row["uid"]}).all()
+                return int(rows[0][0]) if rows else self.insert_run(row)
+
+        return self._retrying(create)
 
     def insert_run(self, row: dict[str, Any]) -> int:
         """A runs row (every column but id) stored; its new id."""
@@ -224,32 +280,50 @@ class SQLStore:
                        list(rows))
 
     def add_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
-        with self._write():
-            self.insert_rows("results", [self._result_row(run_id, result, samples)])
+        row = self._result_row(run_id, result, samples)
+
+        def add() -> None:  # a try whose commit was lost may have stored it: replaced
+            with self._write():
+                if not self._in_transaction:
+                    self._exec("DELETE FROM results WHERE run_id = :r AND seq = :s", {"r": run_id, "s": result.seq})
+                self.insert_rows("results", [row])
+
+        self._retrying(add)
 
     def replace_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
         """The result of seq `result.seq` replaced (another repetition came in)."""
         row = self._result_row(run_id, result, samples)
         sets = ", ".join(f"{c} = :{c}" for c in row if c not in ("run_id", "seq"))
-        with self._write():
-            cur = self._exec(f"UPDATE results SET {sets} WHERE run_id = :run_id AND seq = :seq", row)
-            if cur.rowcount != 1:
-                raise StoreError(f"cannot update result {result.seq} of run {run_id} in {self.shown}: "
-                                 "no such result")
+
+        def update() -> None:
+            with self._write():
+                cur = self._exec(f"UPDATE results SET {sets} WHERE run_id = :run_id AND seq = :seq", row)
+                if cur.rowcount != 1:
+                    raise StoreError(f"cannot update result {result.seq} of run {run_id} in {self.shown}: "
+                                     "no such result")
+
+        self._retrying(update)
 
     def set_counters(self, run_id: int, seq: int, counters: dict[str, Any]) -> None:
-        with self._write():
-            self._exec("UPDATE results SET counters = :c WHERE run_id = :r AND seq = :s",
-                       {"c": _json(counters), "r": run_id, "s": seq})
+        def update() -> None:
+            with self._write():
+                self._exec("UPDATE results SET counters = :c WHERE run_id = :r AND seq = :s",
+                           {"c": _json(counters), "r": run_id, "s": seq})
+
+        self._retrying(update)
 
     def add_profile(self, run_id: int, seq: int, record: dict[str, Any]) -> None:
         """The profile record of result `seq` (one per result; a second replaces it)."""
         meta = {k: v for k, v in record.items() if k not in decode.PROFILE_HEADER}
-        with self._write():
-            self._exec("DELETE FROM profiles WHERE run_id = :r AND seq = :s", {"r": run_id, "s": seq})
-            self.insert_rows("profiles", [{"run_id": run_id, "seq": seq, "status": record["status"],
-                                           "mode": record["mode"], "meta": _json(meta),
-                                           "stacks": decode.encode_stacks(record.get("stacks") or [])}])
+        row = {"run_id": run_id, "seq": seq, "status": record["status"], "mode": record["mode"], "meta": _json(meta),
+               "stacks": decode.encode_stacks(record.get("stacks") or [])}
+
+        def add() -> None:
+            with self._write():
+                self._exec("DELETE FROM profiles WHERE run_id = :r AND seq = :s", {"r": run_id, "s": seq})
+                self.insert_rows("profiles", [row])
+
+        self._retrying(add)
 
     def set_content_hash(self, run_id: int, digest: str, file_digests: Sequence[str] = ()) -> None:
         """What an imported run was made from: the digest of the whole import
@@ -262,6 +336,9 @@ class SQLStore:
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
         """The run marked; a second complete run of one host of a fleet run is
         refused by the database (migration 0008), whoever came first."""
+        self._retrying(lambda: self._finish_run(run_id, status, end_time, reason))
+
+    def _finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
         sql = "UPDATE runs SET status = :s, end_time = :e, status_reason = :why WHERE id = :r"
         args = {"s": status, "e": end_time, "why": reason, "r": run_id}
         with self._write():
@@ -274,7 +351,7 @@ class SQLStore:
                 raise StoreError(f"host {owner['host']} of fleet run {owner['fleet']} is already stored as a complete run "
                                  f"in {self.shown} (another osmeter stored it first); it was not stored again") from None
             except sa.exc.SQLAlchemyError as e:
-                raise StoreError(self.explain(getattr(e, "orig", None) or e, "write to")) from None
+                raise self._error(e, "write to") from None
 
     # --- reading -----------------------------------------------------
 
