@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Union
+from typing import Any, Iterable, Union
 
 import numpy as np
 
 from . import legacy
 from .version import __version__
-from .errors import RecordError
+from .errors import RecordError, StoreError
 from .model import BenchResult, NewRun
 from .records import (
     Counters,
@@ -147,11 +147,39 @@ def merge_counters(records: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+class DiscardStore:
+    """A store that keeps nothing: what a recorder writes to once the real
+    store failed mid-run (its results still shown; the spool keeps them)."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+
+    def create_run(self, run: NewRun) -> int:
+        return self.run_id
+
+    def add_result(self, *args: Any) -> None:
+        pass
+
+    replace_result = set_counters = add_profile = finish_run = add_result
+
+
+@dataclass(frozen=True)
+class StoreLoss:
+    """The store failed mid-run: what it kept, and why it failed."""
+
+    error: StoreError
+    run_id: int | None  # the run in the store (None: it was never created)
+    stored: int  # results written before the failure
+
+
 class RunRecorder:
     """Feeds records into the store; raises RecordError on an order violation."""
 
     def __init__(self, store: Store, context: RunContext, repetitions: int = 1) -> None:
-        self._store = store
+        self._store: Any = store
+        self._real_store = store
+        self.lost: StoreLoss | None = None
+        self.mark_error: StoreError | None = None  # marking the stored run after a loss failed too
         self._context = context
         self.repetitions = repetitions  # how many probe streams are expected
         self.repetition = 0  # the one being fed, from 1
@@ -375,6 +403,25 @@ class RunRecorder:
             self.notes.append(f"the probe's end record counts {end.counts}, osmeter stored {self._rep_counts}{which}")
         return RunEnded(end)
 
+    # --- losing the store ---------------------------------------------
+
+    def lose_store(self, error: StoreError, records: Iterable[Record]) -> Event | None:
+        """The store failed while a record was fed: from now on nothing is
+        written to it. The recorder is rebuilt from `records` (every record
+        of the run so far, the failed one last, as the spool holds them) over
+        a store that keeps nothing, so progress and the summary go on; the
+        event of the last record is returned. finish() marks the stored run."""
+        self.lost = StoreLoss(error, self.run_id, len(self.results))
+        fresh = RunRecorder(DiscardStore(self.run_id or 0), self._context, self.repetitions)
+        event = None
+        for record in records:
+            event = fresh.feed(record)
+        lost, real = self.lost, self._real_store
+        self.__dict__.update(fresh.__dict__)
+        self.lost, self._real_store = lost, real
+        self.notes = [*fresh.notes]
+        return event
+
     # --- finishing ---------------------------------------------------
 
     def finish(self, problem: str | None = None) -> str | None:
@@ -386,6 +433,8 @@ class RunRecorder:
         repetition's `end` says complete; an interrupted `end`, a missing
         one, or fewer repetitions than asked for make it incomplete.
         """
+        if self.lost is not None:
+            return self._finish_lost(problem)
         if self.run_id is None:
             return None
         if problem:
@@ -402,3 +451,20 @@ class RunRecorder:
         end_time = self.end.end_time if self.end is not None else utc_now()
         self._store.finish_run(self.run_id, status, end_time, reason)
         return status
+
+    def _finish_lost(self, problem: str | None) -> str | None:
+        """After lose_store: the stored run marked incomplete, if the store
+        can be written again (a failure here is kept in lost.mark_error)."""
+        assert self.lost is not None
+        if self.lost.run_id is None:
+            return None
+        why = f"the store failed after {self.lost.stored} result(s): {self.lost.error.message}"
+        if problem:
+            why = f"{problem}; {why}"
+        end_time = self.end.end_time if self.end is not None else utc_now()
+        try:
+            self._real_store.finish_run(self.lost.run_id, "incomplete", end_time, why)
+        except StoreError as e:
+            self.mark_error = e
+            return None
+        return "incomplete"

@@ -8,6 +8,7 @@ through here; the commands only parse their options and show the result.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 from dataclasses import asdict, dataclass
@@ -35,6 +36,7 @@ from .probe import (
 )
 from .progress import PlainProgress, make_progress
 from .recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
+from .spool import Spool
 from .records import parse_line
 from .store.base import Store
 
@@ -121,10 +123,16 @@ class Outcome:
 
 
 def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
-          before_exec: Callable[[], None] | None = None) -> Outcome:
+          before_exec: Callable[[], None] | None = None, spool: Spool | None = None) -> Outcome:
     """Run the probe and feed its records to the recorder until its output ends.
-    `before_exec`: see ProbeProcess.start (the memory cgroup of --cgroup-mem)."""
+    `before_exec`: see ProbeProcess.start (the memory cgroup of --cgroup-mem).
+
+    With a spool, every line is also written there, and a store that fails
+    (after the store's own reconnects) no longer stops the run: the probe
+    goes on, into the spool (recorder.lost says so)."""
     problem = None
+    if spool is not None:
+        spool.start_repetition()
     with ProbeProcess.start(argv, before_exec) as proc, SignalForwarder(proc) as signals:
         for lineno, line in enumerate(proc.lines(), 1):
             if not line.complete:
@@ -132,6 +140,8 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
                 continue
             if line.error is None and not line.text.strip():
                 continue  # blank lines carry nothing; `import` skips them too
+            if spool is not None and line.error is None:
+                spool.write(line.text)
             try:
                 if line.error is not None:
                     raise RecordError(line.error)
@@ -139,6 +149,12 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
             except RecordError as e:
                 problem = f"the probe wrote an invalid record on line {lineno}: {e.message}"
                 break
+            except StoreError as e:
+                if spool is None or not spool.ok or recorder.lost is not None:
+                    raise
+                progress.note(f"{e.message}\nthe measuring goes on; what the probe writes is kept in "
+                              f"{spool.files[-1]}")
+                event = recorder.lose_store(e, (parse_line(text) for text in spool.lines()))
             if isinstance(event, (RunStarted, RepetitionStarted)):
                 proc.forward_stderr(sys.stderr)
             progress.show(event)
@@ -194,12 +210,12 @@ def problem_text(outcome: Outcome, recorder: RunRecorder) -> str | None:
 
 
 def drive_repetitions(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
-                      before_exec: Callable[[], None] | None = None) -> Outcome:
+                      before_exec: Callable[[], None] | None = None, spool: Spool | None = None) -> Outcome:
     """The probe run once per repetition, into one recorder, while each ends well."""
-    outcome = drive(argv, recorder, progress, before_exec)
+    outcome = drive(argv, recorder, progress, before_exec, spool)
     while recorder.repetition < recorder.repetitions and _repetition_ok(outcome, recorder):
         done = recorder.repetition
-        outcome = drive(argv, recorder, progress, before_exec)
+        outcome = drive(argv, recorder, progress, before_exec, spool)
         if recorder.repetition == done and outcome.problem is None and outcome.signal is None:
             said = describe_exit(outcome.returncode)
             outcome = Outcome(outcome.returncode, None, f"repetition {done + 1}: osmeter-probe did not start ({said})")
@@ -228,21 +244,29 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
     context = RunContext(label=opts.label, argv=argv, params=params, source="run")
     recorder = RunRecorder(store, context, repetitions=opts.repetitions)
     progress = make_progress(sys.stderr)
+    spool = Spool()
     try:
-        outcome = drive_repetitions(argv, recorder, progress, cg.enter() if cg is not None else None)
+        outcome = drive_repetitions(argv, recorder, progress, cg.enter() if cg is not None else None, spool)
     except StoreError:
         progress.close()
         try_finish(recorder, "the store could not be written")
+        spool.discard()
         raise
     except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP outside a probe's lifetime (between repetitions)
         progress.close()
         try_finish(recorder, f"osmeter interrupted by {signame(interruption_signal(e))}")
+        _keep_or_discard(spool, recorder)
         raise
     except BaseException as e:  # never leave the run 'running'
         progress.close()
         try_finish(recorder, f"osmeter failed: {type(e).__name__}")
+        _keep_or_discard(spool, recorder)
         raise
     progress.close()
+    if recorder.lost is not None:
+        spool.close()
+        raise _store_lost(recorder, spool, opts.label, getattr(store, "shown", None), problem_text(outcome, recorder))
+    spool.discard()
     for warning in recorder.warnings:
         textsafe.say("warning", warning)
     if recorder.run_id is None:
@@ -255,6 +279,40 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
         textsafe.say("note", note)
     note_unexpected_exit(recorder, outcome.returncode)
     return recorder, outcome, status
+
+
+def _keep_or_discard(spool: Spool, recorder: RunRecorder) -> None:
+    """The spool kept when the store lost results it holds, else removed."""
+    if recorder.lost is not None and spool.files:
+        spool.close()
+        textsafe.say("note", f"the results the store lost are in {' '.join(map(str, spool.files))}")
+    else:
+        spool.discard()
+
+
+def _store_lost(recorder: RunRecorder, spool: Spool, label: str | None, shown: str | None,
+                problem: str | None) -> StoreError:
+    """The run ended after its store failed: the error that says what is
+    where, and the command that stores the rest (marking the stored run
+    incomplete first, when the store can be written again)."""
+    lost = recorder.lost
+    assert lost is not None
+    status = recorder.finish(problem)
+    files = " ".join(shlex.quote(str(p)) for p in spool.files)
+    label_opt = f" --label {shlex.quote(label)}" if label else ""
+    store = f" --store {shlex.quote(shown)}" if shown else ""  # a URL without its password
+    if lost.run_id is None:
+        kept = "nothing was stored"
+    elif status == "incomplete":
+        kept = f"run {lost.run_id} keeps the {lost.stored} result(s) stored before, marked incomplete"
+    else:
+        why = recorder.mark_error.message if recorder.mark_error is not None else "unknown"
+        kept = (f"run {lost.run_id} keeps the {lost.stored} result(s) stored before, and could not be marked "
+                f"incomplete ({why})")
+    done = f"{len(recorder.results)} result(s)" + (f" in {len(spool.files)} repetitions" if len(spool.files) > 1 else "")
+    return StoreError(f"the store failed during the run: {lost.error.message}\n{kept}; the measuring went on "
+                      f"and all {done} are in {files}\nstore them, as a new run, with:\n"
+                      f"  osmeter import{store}{label_opt} {files}")
 
 
 def note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
