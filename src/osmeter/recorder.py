@@ -25,7 +25,7 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
-from . import legacy
+from . import legacy, spool
 from .version import __version__
 from .errors import RecordError, StoreError
 from .model import BenchResult, NewRun
@@ -180,6 +180,7 @@ class RunRecorder:
         self._real_store = store
         self.lost: StoreLoss | None = None
         self.mark_error: StoreError | None = None  # marking the stored run after a loss failed too
+        self.mark_later = False  # ... and it is noted for the next osmeter that opens the store
         self._context = context
         self.repetitions = repetitions  # how many probe streams are expected
         self.repetition = 0  # the one being fed, from 1
@@ -466,5 +467,7 @@ class RunRecorder:
             self._real_store.finish_run(self.lost.run_id, "incomplete", end_time, why)
         except StoreError as e:
             self.mark_error = e
+            self.mark_later = spool.note_unmarked(getattr(self._real_store, "shown", ""), self.lost.run_id, end_time,
+                                                  why)
             return None
         return "incomplete"

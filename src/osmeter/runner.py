@@ -306,9 +306,10 @@ def _store_lost(recorder: RunRecorder, spool: Spool, label: str | None, shown: s
     elif status == "incomplete":
         kept = f"run {lost.run_id} keeps the {lost.stored} result(s) stored before, marked incomplete"
     else:
-        why = recorder.mark_error.message if recorder.mark_error is not None else "unknown"
+        later = ("; the next osmeter that opens this store marks it" if recorder.mark_later
+                 else "; it stays marked running")
         kept = (f"run {lost.run_id} keeps the {lost.stored} result(s) stored before, and could not be marked "
-                f"incomplete ({why})")
+                "incomplete now (the store still fails)" + later)
     done = f"{len(recorder.results)} result(s)" + (f" in {len(spool.files)} repetitions" if len(spool.files) > 1 else "")
     return StoreError(f"the store failed during the run: {lost.error.message}\n{kept}; the measuring went on "
                       f"and all {done} are in {files}\nstore them, as a new run, with:\n"

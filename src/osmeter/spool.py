@@ -12,10 +12,11 @@ a directory only its owner can read.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping
 
 
 def spool_dir(env: Mapping[str, str] = os.environ) -> Path:
@@ -92,3 +93,69 @@ class Spool:
             except OSError:
                 pass
         self.files = []
+
+
+# --- runs left unmarked ------------------------------------------------
+# A run whose store failed for good cannot be marked incomplete then; it is
+# noted here (the store as shown: a URL without its password) and marked by
+# the next osmeter that opens that store (osmeter.store.open_store).
+
+PENDING = "unmarked.jsonl"
+MAX_PENDING_BYTES = 1024 * 1024
+
+
+def note_unmarked(shown: str, run_id: int, end_time: str, reason: str, directory: Path | None = None) -> bool:
+    """Remember that run `run_id` of store `shown` is to be marked incomplete; False if it cannot be."""
+    directory = directory if directory is not None else spool_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(directory / PENDING, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"store": shown, "run": run_id, "end_time": end_time, "reason": reason}) + "\n")
+        return True
+    except OSError:
+        return False
+
+
+def unmarked(shown: str, directory: Path | None = None) -> list[dict[str, Any]]:
+    """The runs of store `shown` left to mark (a damaged or oversized file: none)."""
+    path = (directory if directory is not None else spool_dir()) / PENDING
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_PENDING_BYTES:
+            return []
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if (isinstance(entry, dict) and entry.get("store") == shown and isinstance(entry.get("run"), int)
+                and isinstance(entry.get("end_time"), str) and isinstance(entry.get("reason"), str)):
+            out.append(entry)
+    return out
+
+
+def forget_unmarked(shown: str, run_ids: set[int], directory: Path | None = None) -> None:
+    """Entries of store `shown` for these runs removed (the file removed when none is left)."""
+    path = (directory if directory is not None else spool_dir()) / PENDING
+    try:
+        kept = [line for line in path.read_text(encoding="utf-8").splitlines()
+                if not _is_entry(line, shown, run_ids)]
+        if kept:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(k + "\n" for k in kept), encoding="utf-8")
+            os.replace(tmp, path)
+        else:
+            path.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass
+
+
+def _is_entry(line: str, shown: str, run_ids: set[int]) -> bool:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(entry, dict) and entry.get("store") == shown and entry.get("run") in run_ids

@@ -41,6 +41,15 @@ def _fail_after(monkeypatch: pytest.MonkeyPatch, n: int, *, marking_fails: bool 
     monkeypatch.setattr(SQLStore, "finish_run", finish)
 
 
+def _heal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store works again (only the store's methods restored: the test's environment stays)."""
+    monkeypatch.setattr(SQLStore, "add_result", REAL["add_result"])
+    monkeypatch.setattr(SQLStore, "finish_run", REAL["finish_run"])
+
+
+REAL = {"add_result": SQLStore.add_result, "finish_run": SQLStore.finish_run}
+
+
 def _import_line(err: str) -> list[str]:
     line = next(x for x in err.splitlines() if x.strip().startswith("osmeter import"))
     return shlex.split(line)[1:]
@@ -59,8 +68,7 @@ def test_a_store_that_fails_mid_run_loses_no_result(cli, real_probe: str, store_
     argv = _import_line(r.err)
     files = [a for a in argv if a.endswith(".jsonl")]
     assert len(files) == 2 and all(Path(f).parent == spool_dir() for f in files)
-    monkeypatch.undo()  # the store works again
-    monkeypatch.setenv("OSMETER_PROBE", real_probe)
+    _heal(monkeypatch)
     r = cli(*argv)
     assert r.code == 0, r.err
     assert db_rows(store_path, "SELECT label, status FROM runs ORDER BY id") == [("outage", "incomplete"),
@@ -76,6 +84,13 @@ def test_a_store_that_cannot_even_be_marked_says_so(cli, real_probe: str, store_
     assert "could not be marked incomplete" in r.err and "osmeter import" in r.err
     files = [a for a in _import_line(r.err) if a.endswith(".jsonl")]
     assert len(files) == 1 and Path(files[0]).read_text().count('"type":"result"') == len(NAMES)
+    assert "the next osmeter that opens this store marks it" in r.err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("running",)]
+    _heal(monkeypatch)
+    r = cli("runs")  # any command that opens the store, once it can be written
+    assert r.code == 0 and "marked run 1 incomplete" in r.err, r.err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
+    assert not (spool_dir() / "unmarked.jsonl").exists()
 
 
 def test_the_spool_is_removed_when_the_store_held(cli, real_probe: str, store_path: Path) -> None:

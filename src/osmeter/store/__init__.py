@@ -14,7 +14,8 @@ from typing import Mapping
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import StoreError, UsageError
+from .. import spool, textsafe
+from ..errors import NotFoundError, StoreError, UsageError
 from .base import Store
 from .urls import SCHEMES, redact, scheme_without_slashes
 
@@ -81,10 +82,31 @@ def open_store(location: str, *, create: bool) -> SQLStore:
     if scheme in SCHEMES:
         from .postgres import PostgresStore
 
-        return PostgresStore.open(location, create=create)
+        return _mark_unmarked(PostgresStore.open(location, create=create))
     if scheme is not None:
         raise StoreError(f"{redact(location)}: unknown store URL scheme '{scheme}://'; give a file path for an "
                          "SQLite store, or a postgresql:// URL")
     from .sqlite import SQLiteStore
 
-    return SQLiteStore.open(Path(location).expanduser(), create=create)
+    return _mark_unmarked(SQLiteStore.open(Path(location).expanduser(), create=create))
+
+
+def _mark_unmarked(store: SQLStore) -> SQLStore:
+    """Runs a failing store left `running` (spool.note_unmarked) marked
+    incomplete, now that it can be opened; a store that still refuses keeps
+    them for the next time."""
+    pending = spool.unmarked(store.shown)
+    done = set()
+    for entry in pending:
+        try:
+            if store.run(str(entry["run"])).status == "running":
+                store.finish_run(entry["run"], "incomplete", entry["end_time"], entry["reason"])
+                textsafe.say("note", f"marked run {entry['run']} incomplete: {entry['reason']}")
+            done.add(entry["run"])
+        except NotFoundError:
+            done.add(entry["run"])
+        except StoreError:
+            pass
+    if done:
+        spool.forget_unmarked(store.shown, done)
+    return store
