@@ -233,3 +233,30 @@ def test_the_revisions_osmeter_knows_are_alembics() -> None:
     is the chain Alembic reads from alembic/versions/, oldest first."""
     chain = [r.revision for r in migrate.script().walk_revisions()][::-1]
     assert tuple(chain) == migrate.REVISIONS and migrate.script().get_current_head() == migrate.HEAD
+
+
+def test_store_copy_skips_a_running_run_and_completes_an_earlier_copy(cli, isolated_env: Path) -> None:
+    """Issue 27, defect 3: a run copied while going stayed a part in the destination forever."""
+    a, b = str(isolated_env / "a.db"), str(isolated_env / "b.db")
+    import_fixture(a)
+    src = StoreAt(a, "sqlite")
+    src.execute("UPDATE runs SET status = 'running', end_time = NULL WHERE id = 1")
+    src.execute("DELETE FROM results WHERE run_id = 1 AND seq > 1")
+    r = cli("store", "copy", a, b, "--json")
+    assert r.code == 0 and json.loads(r.out)["still_running"] == [1] and json.loads(r.out)["copied"] == [], r.out
+    assert "still running, not copied" in r.err
+    # an earlier osmeter copied it anyway, as it was then; the run has ended since
+    import_fixture(str(isolated_env / "full.db"))
+    copy_all = cli("store", "copy", str(isolated_env / "full.db"), b)
+    assert copy_all.code == 0
+    full = StoreAt(str(isolated_env / "full.db"), "sqlite")
+    dst = StoreAt(b, "sqlite")
+    n_results = full.rows("SELECT count(*) FROM results")[0][0]
+    dst.execute("UPDATE runs SET status = 'running' WHERE id = 1")
+    dst.execute("DELETE FROM results WHERE run_id = 1 AND seq > 1")
+    r = cli("store", "copy", str(isolated_env / "full.db"), b, "--json")
+    assert r.code == 0 and json.loads(r.out)["updated"] == [{"src": 1, "dst": 1}], r.out
+    assert dst.rows("SELECT status FROM runs") == full.rows("SELECT status FROM runs")
+    assert dst.rows("SELECT count(*) FROM results") == [(n_results,)]
+    again = cli("store", "copy", str(isolated_env / "full.db"), b, "--json")
+    assert json.loads(again.out)["already_there"] == [{"src": 1, "dst": 1}] and json.loads(again.out)["updated"] == []

@@ -65,11 +65,15 @@ def _copy(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"copied": [{"src": a, "dst": b} for a, b in out.copied],
                "already_there": [{"src": a, "dst": b} for a, b in out.present],
+               "updated": [{"src": a, "dst": b} for a, b in out.updated],
+               "still_running": out.running,
                "damaged": [e.message for e in out.damaged]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(f"{len(out.copied)} runs copied from {describe(src_loc)} to {describe(dst_loc)}"
                          f"{f', {len(out.present)} already there' if out.present else ''}"
+                         f"{f', {len(out.updated)} updated' if out.updated else ''}"
+                         f"{f', {len(out.running)} still running (not copied)' if out.running else ''}"
                          f"{f', {len(out.damaged)} damaged (not copied)' if out.damaged else ''}\n")
     for e in out.damaged:
         textsafe.say("error", e.message)

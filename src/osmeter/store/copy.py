@@ -5,7 +5,10 @@ samples blobs, profiles, the digests of the files it was imported from),
 under a new id in the destination, in one transaction per run: a run is
 there whole or not at all, and an interrupted copy loses nothing (run it
 again). Each run has a uid (migration 0007), the same in every store it
-is copied to: a run already in the destination is not copied again.
+is copied to: a run already in the destination is not copied again, unless
+that copy was made while the run was going (by an earlier osmeter):
+then it is brought up to date. A run still `running` is not copied: its
+copy would stay a part forever.
 Before a run is copied it is read through the model, so a damaged run is
 reported and left behind rather than spread to another store.
 """
@@ -26,6 +29,8 @@ class CopyOutcome:
     copied: list[tuple[int, int]] = field(default_factory=list)  # (source id, destination id)
     present: list[tuple[int, int]] = field(default_factory=list)  # already there: (source id, destination id)
     damaged: list[StoreError] = field(default_factory=list)
+    updated: list[tuple[int, int]] = field(default_factory=list)  # an earlier copy of a then running run, completed
+    running: list[int] = field(default_factory=list)  # source ids not copied: still running
 
 
 def _check(src: SQLStore, run_id: int) -> None:
@@ -36,18 +41,26 @@ def _check(src: SQLStore, run_id: int) -> None:
     src.profiles(run_id)
 
 
-def copy_run(src: SQLStore, dst: SQLStore, run_id: int) -> tuple[int, bool]:
-    """The run copied (or found by its uid): (destination id, copied now)."""
+def copy_run(src: SQLStore, dst: SQLStore, run_id: int) -> tuple[int | None, str]:
+    """The run copied, or found by its uid: (destination id, what was done:
+    "copied", "present", "updated" or "running" (not copied: still going))."""
     (row,) = src.raw_rows("runs", run_id)
+    if row["status"] == "running":
+        return None, "running"
     present = dst.run_with_uid(row["uid"])
+    children = {t: [{k: v for k, v in r.items() if k != "id"} for r in src.raw_rows(t, run_id)] for t in _CHILDREN}
+    fields = {k: v for k, v in row.items() if k != "id"}
     if present is not None:
-        return present, False
-    children = {t: src.raw_rows(t, run_id) for t in _CHILDREN}
+        (there,) = dst.raw_rows("runs", present)
+        if there["status"] != "running":
+            return present, "present"
+        dst.overwrite_run(present, fields, children)  # copied while it was going (by an older osmeter)
+        return present, "updated"
     with dst.transaction():
-        new_id = dst.insert_run({k: v for k, v in row.items() if k != "id"})
+        new_id = dst.insert_run(fields)
         for table, rows in children.items():
-            dst.insert_rows(table, [{**{k: v for k, v in r.items() if k != "id"}, "run_id": new_id} for r in rows])
-    return new_id, True
+            dst.insert_rows(table, [{**r, "run_id": new_id} for r in rows])
+    return new_id, "copied"
 
 
 def copy_runs(src: SQLStore, dst: SQLStore, run_ids: Sequence[int] | None,
@@ -69,7 +82,14 @@ def copy_runs(src: SQLStore, dst: SQLStore, run_ids: Sequence[int] | None,
             out.damaged.append(e)
             say(f"[{i}/{len(run_ids)}] run {run_id}: damaged, not copied")
             continue
-        new_id, copied = copy_run(src, dst, run_id)
-        (out.copied if copied else out.present).append((run_id, new_id))
-        say(f"[{i}/{len(run_ids)}] run {run_id} -> " + (f"run {new_id}" if copied else f"already there as run {new_id}"))
+        new_id, done = copy_run(src, dst, run_id)
+        if new_id is None:
+            out.running.append(run_id)
+            say(f"[{i}/{len(run_ids)}] run {run_id}: still running, not copied (copy it again when it has ended)")
+            continue
+        {"copied": out.copied, "present": out.present, "updated": out.updated}[done].append((run_id, new_id))
+        say(f"[{i}/{len(run_ids)}] run {run_id} -> " + {"copied": f"run {new_id}",
+                                                          "present": f"already there as run {new_id}",
+                                                          "updated": f"run {new_id}, updated (it was copied while "
+                                                                     "it was still going)"}[done])
     return out

@@ -279,6 +279,17 @@ class SQLStore:
             self._exec(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})",
                        list(rows))
 
+    def overwrite_run(self, run_id: int, row: dict[str, Any], children: dict[str, list[dict[str, Any]]]) -> None:
+        """Run `run_id`'s row set to `row` (every column but id) and its rows
+        of each child table replaced, in one transaction (store copy's update
+        of a copy made while the run was still going)."""
+        with self.transaction():
+            sets = ", ".join(f"{c} = :{c}" for c in row)
+            self._exec(f"UPDATE runs SET {sets} WHERE id = :id_", {**row, "id_": run_id})
+            for table, rows in children.items():
+                self._exec(f"DELETE FROM {table} WHERE run_id = :r", {"r": run_id})
+                self.insert_rows(table, [{**r, "run_id": run_id} for r in rows])
+
     def add_result(self, run_id: int, result: BenchResult, samples: FloatArray | None) -> None:
         row = self._result_row(run_id, result, samples)
 
