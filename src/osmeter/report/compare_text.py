@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import compare as cmp
+from .. import textsafe
 from .. import counters as ctr
 from ..comparing import Outcome
 from ..records import describe_instance
@@ -59,8 +60,8 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
     runs = outcome.runs
     base = runs[0]
     parts = [
-        f"baseline: run {base.id}{' ' + repr(base.label) if base.label else ''}; compared: "
-        + ", ".join(f"run {r.id}{' ' + repr(r.label) if r.label else ''}" for r in runs[1:])
+        f"baseline: run {base.id}{' ' + repr(textsafe.clip(base.label)) if base.label else ''}; compared: "
+        + ", ".join(f"run {r.id}{' ' + repr(textsafe.clip(r.label)) if r.label else ''}" for r in runs[1:])
     ]
     diffs = cmp.run_differences(runs)
     if diffs:

@@ -81,7 +81,7 @@ def render_counters(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) 
 
 
 def run_heading(run: RunInfo, results: Sequence[BenchResult] = ()) -> str:
-    label = f" '{run.label}'" if run.label else ""
+    label = f" '{textsafe.clip(run.label)}'" if run.label else ""
     host = machine_text(run.machine, KEY_HOSTNAME) or "unknown host"
     kernel = machine_text(run.machine, KEY_KERNEL) or "unknown kernel"
     status = run.status + (f" ({run.status_reason})" if run.status_reason else "")
