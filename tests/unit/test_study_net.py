@@ -100,6 +100,26 @@ def test_the_token_file_first_line(tmp_path) -> None:
         study_net.read_token(str(f))
 
 
+def test_a_token_file_that_never_ends_or_never_sends_is_refused(tmp_path, monkeypatch) -> None:
+    """Issue 27: a FIFO without a writer blocked `study net` for ever; /dev/zero is not a token."""
+    import os
+    import time
+
+    from osmeter import inputs
+
+    monkeypatch.setattr(inputs, "IDLE_S", 0.2)
+    with pytest.raises(UsageError, match="more than 4 KiB"):
+        study_net.read_token("/dev/zero")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(UsageError, match="sent nothing for"):
+        study_net.read_token(str(fifo))
+    assert time.monotonic() - started < 30
+    with pytest.raises(UsageError, match="it is a directory"):
+        study_net.read_token(str(tmp_path))
+
+
 # --- the table, the summary and the figures ---------------------------------
 
 

@@ -40,6 +40,7 @@ from typing import Any, Sequence
 
 from .. import outfile, textsafe
 from ..argtypes import non_negative_int
+from ..inputs import read_bounded
 from ..errors import UsageError
 from ..report.figures import net as net_figures
 from ..report.figures.net import where
@@ -125,11 +126,7 @@ def read_token(token_file: str | None) -> str | None:
     """The token the probe will present: the file's first line, or $OSMETER_PEER_TOKEN."""
     if token_file is None:
         return os.environ.get(TOKEN_ENV) or None
-    try:
-        with open(token_file, "rb") as f:
-            raw = f.read(4096)
-    except OSError as e:
-        raise UsageError(f"--token-file {token_file}: {e.strerror}") from None
+    raw = read_bounded(token_file, 4096, what="token file (--token-file)", idle_s=5, total_s=10)
     token = raw.split(b"\n", 1)[0].strip()
     if not token:
         raise UsageError(f"--token-file {token_file}: the file holds no token (its first line is empty)")
