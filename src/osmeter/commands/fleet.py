@@ -2,15 +2,23 @@
 results in one store (docs/fleet.md; the steps: osmeter.fleet.run).
 
 Everything that can be checked here is checked before a host is touched:
-the inventory parses and the pattern matches hosts (Ansible's own words
-otherwise), the suite and parameters are ones the probe accepts (the
-installed probe checks them and is stopped once it has), the store opens,
-and on --resume the fleet run exists and nothing it measures is changed.
+no other attempt of the fleet run is under way (its state's lock), the
+inventory (copied within bounds: Ansible reads the copy) parses and the
+pattern matches hosts (Ansible's own words otherwise), the suite and
+parameters are ones the probe accepts (the installed probe checks them and
+is stopped once it has; its first records tell the suite's size, for the
+default --host-timeout), the store opens, and on --resume the fleet run
+exists and nothing it measures is changed.
+
+Paths given on the command line (the inventory, --probe, --store) are read
+here, relative to the current directory: Ansible runs elsewhere and gets
+only copies in the private directory, by absolute path.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from datetime import datetime, timezone
@@ -20,9 +28,9 @@ from typing import Any
 from .. import textsafe
 from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, ProbeError, UsageError
 from ..fleet import state as fleet_state
-from ..fleet.ansible import list_hosts
+from ..fleet.ansible import AnsibleSession, list_hosts
 from ..fleet.probes import ARCH_NAMES, ProbeFinder, arch_named
-from ..fleet.run import FleetRun
+from ..fleet.run import FleetRun, default_host_timeout
 from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
 from ..runner import SUITES, RunOptions, probe_argv
 from ..store import ENV_STORE, describe, open_store, resolve_location
@@ -41,7 +49,7 @@ def probe_choice(text: str) -> tuple[str, Path]:
     arch, sep, path = text.partition("=")
     if not sep or not path or arch not in ARCH_NAMES:
         raise argparse.ArgumentTypeError(f"{text!r} is not ARCH=PATH with ARCH one of {', '.join(ARCH_NAMES)}")
-    return arch, Path(path).expanduser()
+    return arch, Path(os.path.abspath(Path(path).expanduser()))  # relative to here, not to Ansible's directory
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -71,7 +79,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--probe", action="append", default=[], type=probe_choice, metavar="ARCH=PATH",
                    help=f"a static probe of one's own for ARCH ({', '.join(ARCH_NAMES)}) instead of the "
                    "installed or cross-built one; osmeter-exec-helper beside it goes along")
-    r.add_argument("--label", help="a label for every run of this fleet run (on --resume: the fleet run's)")
+    r.add_argument("--label", help="a label for every run of this fleet run (set by its first attempt: "
+                   "--resume keeps it and refuses another)")
+    r.add_argument("--host-timeout", type=positive_float, metavar="S",
+                   help="seconds each host may take, from its first step to its output fetched; a host "
+                   "past it fails (timed out) and the others go on (default: from the suite's size and time "
+                   "budget, with a margin; docs/fleet.md)")
     add_store_option(r)
     return p
 
@@ -84,21 +97,34 @@ def _options(args: argparse.Namespace, suite: str, given: dict[str, Any]) -> Run
                       repeat=given.get("repeat"))
 
 
-def check_probe_arguments(argv: list[str]) -> None:
+def check_probe_arguments(argv: list[str]) -> tuple[float | None, int | None]:
     """The installed probe checks the suite and parameters (it refuses bad
     input before it writes anything); it is stopped once its `meta` shows it
-    accepted them. Without an installed probe the hosts' probes check them."""
+    accepted them and its first `progress` how many instances the suite has.
+    Returns (the longest sampling time of an instance, the instances), each
+    None when unknown. Without an installed probe the hosts' probes check them."""
     try:
         probe = locate_probe()
     except ProbeError:
-        return
+        return None, None
+    records: list[dict[str, Any]] = []
     with ProbeProcess.start([str(probe), *argv]) as proc:
-        for _ in proc.lines():
-            break  # `meta`: accepted
+        for line in proc.lines():
+            try:
+                records.append(json.loads(line.text))
+            except ValueError:
+                break
+            if len(records) == 2:
+                break  # `meta`: accepted; `progress`: the first of `total` instances
         proc.terminate()
         returncode = proc.close()
         if returncode == PROBE_USAGE_EXIT:
             raise UsageError(probe_message(proc.stderr_text()) or "osmeter-probe rejected the arguments")
+    meta, progress = (records + [{}, {}])[:2]
+    max_time = (meta.get("budget") or {}).get("max_time_s") if isinstance(meta, dict) else None
+    total = progress.get("total") if isinstance(progress, dict) else None
+    return (float(max_time) if isinstance(max_time, (int, float)) else None,
+            total if isinstance(total, int) else None)
 
 
 def _prepare(args: argparse.Namespace) -> tuple[fleet_state.FleetState, RunOptions, str]:
@@ -111,6 +137,10 @@ def _prepare(args: argparse.Namespace) -> tuple[fleet_state.FleetState, RunOptio
     if args.resume is not None:
         st = fleet_state.load(args.resume)
         fleet_state.refuse_changes(st, args.suite, given, named)
+        if args.label is not None and st.label is None:  # every run of a fleet run has its first attempt's label
+            raise UsageError(f"--resume {st.id}: that fleet run's runs have no label (it was started without "
+                             f"--label), not {args.label!r}; a fleet run's label is set by its first attempt: "
+                             "leave --label out")
         for what, kept, now in (("stores its runs in", st.store, _kept_store(location) if explicit else None),
                                 ("was started with --limit", st.limit, args.limit),
                                 ("labels its runs", st.label, args.label)):
@@ -162,29 +192,40 @@ def _summary(st: fleet_state.FleetState, hosts: list[str], done_before: dict[str
 
 def run(args: argparse.Namespace) -> int:
     st, opts, location = _prepare(args)
+    resuming = args.resume is not None
+    with fleet_state.locked(st.id, resuming):
+        if resuming:
+            st = fleet_state.load(st.id)  # as the last attempt left it, now that none other runs
+        with AnsibleSession(args.forks) as session:
+            return _attempt(args, st, opts, location, session)
+
+
+def _attempt(args: argparse.Namespace, st: fleet_state.FleetState, opts: RunOptions, location: str,
+             session: AnsibleSession) -> int:
     inventory = Path(args.inventory)
     if args.resume is not None and str(inventory.resolve()) != st.inventory:
         textsafe.say("note", f"fleet {st.id} was started with the inventory {st.inventory}; its hosts are "
                      f"taken from {inventory} now")
-    hosts = list_hosts(inventory, args.limit)
+    hosts = list_hosts(session.take_inventory(inventory), args.limit, shown=inventory)
     probe_args = probe_argv(Path("osmeter-probe"), opts)[1:] + ["--quiet"]
-    check_probe_arguments(probe_args)
+    max_time, instances = check_probe_arguments(probe_args)
+    host_timeout = args.host_timeout or default_host_timeout(max_time, instances, opts.repetitions)
     given = {arch_named(a).name: p for a, p in args.probe}
     store = open_store(location, create=True)
     try:
         done = fleet_state.complete_hosts(store, st.id) if args.resume is not None else {}
         todo = fleet_state.hosts_to_run(hosts, done)
-        print(f"fleet {st.id}: {len(todo)} host(s) to run" + (f", {len(done)} stored before" if done else ""),
-              file=sys.stderr, flush=True)
+        print(f"fleet {st.id}: {len(todo)} host(s) to run" + (f", {len(done)} stored before" if done else "")
+              + f"; each within {host_timeout:g} s (--host-timeout)", file=sys.stderr, flush=True)
         st.attempts += 1
         for host in todo:
             st.hosts.setdefault(host, fleet_state.HostState()).status = "pending"
-        fleet = FleetRun(st, store, opts, probe_args, ProbeFinder(given, os.environ), label=args.label)
+        finder = ProbeFinder(given, os.environ, staging=session.directory("probes"))
+        fleet = FleetRun(st, store, opts, probe_args, finder, label=args.label, host_timeout=host_timeout)
         fleet.save()
         if todo:
-            fleet.execute(inventory, todo, args.forks)
+            fleet.execute(session, todo)
         return _summary(st, hosts, {h: done[h] for h in hosts if h in done}, store)
     finally:
         store.close()
         print(f"fleet {st.id}: state in {fleet_state.state_root() / st.id}", file=sys.stderr, flush=True)
-

@@ -2,13 +2,20 @@
 with everything Ansible started.
 
 An AnsibleSession owns one private data directory (`osmeter-fleet.XXXXXX`
-in the temporary directory): ansible-runner's inputs and artifacts, the
+in the temporary directory): the copy of the inventory Ansible reads
+(osmeter.fleet.inventory), ansible-runner's inputs and artifacts, the
 fetched files, Ansible's local temporary files and its SSH control sockets
 (ANSIBLE_SSH_CONTROL_PATH_DIR), so the SSH master connections Ansible
 keeps (ControlPersist) are found by their socket's path. On every way out,
 Ctrl-C included, the session kills each process that names the directory in
 its arguments (ansible-playbook, its workers, ssh, the SSH masters) and then
 removes the directory.
+
+A SIGKILL leaves no way out: the directory's `owner` file is locked
+(flock) for as long as its session lives, and the next session removes
+every directory of this user whose owner lock it can take (its osmeter
+is gone), after stopping what still names it (an ansible-playbook that
+outlived its osmeter, its ssh connections).
 
 While ansible-runner runs, SIGINT, SIGTERM and SIGHUP only set a flag that
 its cancel callback reports (ansible-runner then kills the ansible-playbook
@@ -18,6 +25,7 @@ that callback ansible-runner would install handlers of its own for good.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -28,11 +36,13 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Callable, Mapping
+from typing import IO, Any, Callable, Mapping
 
 from ..errors import MissingDependencyError, Terminated, UsageError
+from .inventory import copy_inventory
 
 PRIVATE_PREFIX = "osmeter-fleet."
+OWNER_FILE = "owner"  # in the private directory: locked while its session lives, with the owner's pid
 INSTALL_HINT = "pip install 'ansible-core>=2.14' 'ansible-runner>=2.3'"
 LIST_TIMEOUT_S = 120.0
 CANCEL_POLL_S = 0.5  # how often ansible-runner asks whether to cancel
@@ -51,12 +61,14 @@ def ansible_bin(name: str = "ansible-playbook") -> Path:
                                  f"Ansible; {INSTALL_HINT}")
 
 
-def ansible_env(private: Path | None = None, env: Mapping[str, str] = os.environ) -> dict[str, str]:
+def ansible_env(private: Path | None = None, env: Mapping[str, str] = os.environ,
+                task_timeout: int | None = None) -> dict[str, str]:
     """The environment Ansible runs in: its executables first on PATH, an
     inventory it cannot parse an error (not a warning and no hosts), host keys
     checked unless the user says otherwise (ansible-runner would turn that
-    off), and with a private directory: its temporary files and SSH control
-    sockets there."""
+    off), with a private directory: its temporary files and SSH control
+    sockets there, and with task_timeout: the longest a task (without a
+    `timeout` of its own) may take on a host."""
     out = {
         "PATH": os.pathsep.join([str(ansible_bin().parent), env.get("PATH", os.defpath)]),
         "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
@@ -68,6 +80,8 @@ def ansible_env(private: Path | None = None, env: Mapping[str, str] = os.environ
     if private is not None:
         out["ANSIBLE_SSH_CONTROL_PATH_DIR"] = str(private / "cp")
         out["ANSIBLE_LOCAL_TEMP"] = str(private / "tmp")
+    if task_timeout is not None:
+        out["ANSIBLE_TASK_TIMEOUT"] = str(max(1, int(task_timeout)))
     return out
 
 
@@ -83,26 +97,25 @@ def inventory_message(stderr: str) -> str:
     return "; ".join(keep)[-1500:] or stderr.strip()[-1500:] or "no message"
 
 
-def list_hosts(inventory: Path, pattern: str) -> list[str]:
-    """The inventory's hosts that match `pattern`, in Ansible's order.
-    UsageError for a missing or malformed inventory (naming the file and
-    quoting Ansible) and for a pattern that matches no host."""
-    if not inventory.exists():
-        raise UsageError(f"inventory {inventory}: no such file or directory")
-    if not os.access(inventory, os.R_OK):
-        raise UsageError(f"inventory {inventory}: not readable")
+def list_hosts(inventory: Path, pattern: str, shown: Path | None = None) -> list[str]:
+    """The inventory's hosts that match `pattern`, in Ansible's order
+    (`inventory`: the copy Ansible reads; `shown`: the user's path, which
+    messages name). UsageError for a malformed inventory (naming the file
+    and quoting Ansible) and for a pattern that matches no host."""
+    shown = shown or inventory
     argv = [str(ansible_bin("ansible")), pattern, "-i", str(inventory), "--list-hosts"]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, stdin=subprocess.DEVNULL,
                            env={**os.environ, **ansible_env()})
     except subprocess.TimeoutExpired:
-        raise UsageError(f"inventory {inventory}: ansible took more than {LIST_TIMEOUT_S:.0f} s to list its hosts") \
+        raise UsageError(f"inventory {shown}: ansible took more than {LIST_TIMEOUT_S:.0f} s to list its hosts") \
             from None
     if p.returncode != 0:
-        raise UsageError(f"inventory {inventory}: Ansible cannot read it: {inventory_message(p.stderr)}")
+        raise UsageError(f"inventory {shown}: Ansible cannot read it: "
+                         f"{inventory_message(p.stderr.replace(str(inventory), str(shown)))}")
     hosts = [line.strip() for line in p.stdout.splitlines()[1:] if line.strip()]
     if not p.stdout.lstrip().startswith("hosts (") or not hosts:
-        raise UsageError(f"inventory {inventory}: no host matches the pattern {pattern!r}"
+        raise UsageError(f"inventory {shown}: no host matches the pattern {pattern!r}"
                          + (f" ({inventory_message(p.stderr)})" if p.stderr.strip() else ""))
     return hosts
 
@@ -139,13 +152,63 @@ def kill_processes_naming(text: str, grace_s: float = 2.0) -> None:
             return
 
 
+def _take_owner_lock(directory: Path, create: bool) -> int | None:
+    """The locked `owner` file of a private directory (its fd, close-on-exec:
+    no process Ansible starts holds it), or None when another process holds
+    the lock (or, without create, when there is no such file). A new one is
+    locked before it gets its name, so no other osmeter sees it unlocked."""
+    name = f".{OWNER_FILE}.new" if create else OWNER_FILE
+    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT | os.O_EXCL if create else 0)
+    try:
+        fd = os.open(directory / name, flags, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if create:
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.rename(directory / name, directory / OWNER_FILE)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_abandoned(tmp: Path | None = None) -> list[Path]:
+    """Remove the private directories of fleet runs that were killed (their
+    owner lock is free: the process that held it is gone), after stopping
+    every process that still names one; the directories removed. Only this
+    user's directories with an owner file are touched."""
+    tmp = tmp or Path(tempfile.gettempdir())
+    removed = []
+    for directory in sorted(tmp.glob(PRIVATE_PREFIX + "*")):
+        try:
+            if directory.is_symlink() or not directory.is_dir() or directory.stat().st_uid != os.geteuid():
+                continue
+        except OSError:
+            continue
+        fd = _take_owner_lock(directory, create=False)
+        if fd is None:
+            continue
+        try:
+            kill_processes_naming(str(directory))
+            shutil.rmtree(directory, ignore_errors=True)
+        finally:
+            os.close(fd)
+        removed.append(directory)
+    return removed
+
+
 class AnsibleSession:
     """A private data directory and the ansible-runner invocations in it."""
 
-    def __init__(self, inventory: Path, forks: int) -> None:
-        self.inventory = inventory.resolve()  # ansible-runner runs in the private directory
+    def __init__(self, forks: int, out: IO[str] | None = None) -> None:
         self.forks = forks
-        self.private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        self.inventory: Path | None = None  # the copy Ansible reads (take_inventory)
+        for gone in remove_abandoned():
+            (out or sys.stderr).write(f"osmeter: removed {gone}, left by a fleet run that was killed\n")
+        self.private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX)).absolute()
+        self._owner = _take_owner_lock(self.private, create=True)
         self.cancelled: int | None = None  # the signal that asked to stop
         self._count = 0
         try:
@@ -163,6 +226,15 @@ class AnsibleSession:
     def close(self) -> None:
         kill_processes_naming(str(self.private))
         shutil.rmtree(self.private, ignore_errors=True)
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
+
+    def take_inventory(self, path: Path) -> Path:
+        """The inventory at `path` (relative to the current directory), copied
+        within bounds into the private directory: what Ansible reads from now on."""
+        self.inventory = copy_inventory(path, self.private / "inventory")
+        return self.inventory
 
     def directory(self, name: str) -> Path:
         path = self.private / name
@@ -182,13 +254,17 @@ class AnsibleSession:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.cancelled = signum
 
-    def run(self, handler: Callable[[dict[str, Any]], Any], limit: list[str], **kwargs: Any) -> str:
+    def run(self, handler: Callable[[dict[str, Any]], Any], limit: list[str], task_timeout: int | None = None,
+            **kwargs: Any) -> str:
         """ansible-runner's run() on the hosts `limit` (a --limit file, so no
-        host name is read as a pattern); `handler` gets every event. Returns
-        ansible-runner's status; raises KeyboardInterrupt (or Terminated) if
-        a signal asked to stop."""
+        host name is read as a pattern); `handler` gets every event;
+        task_timeout bounds each task without a `timeout` of its own.
+        Returns ansible-runner's status; raises KeyboardInterrupt (or
+        Terminated) if a signal asked to stop."""
         import ansible_runner  # noqa: PLC0415
 
+        if self.inventory is None:
+            raise RuntimeError("AnsibleSession.run before take_inventory")
         self._count += 1
         limit_file = self.private / f"limit.{self._count}"
         limit_file.write_text("".join(h + "\n" for h in limit))
@@ -197,7 +273,8 @@ class AnsibleSession:
             result = ansible_runner.run(
                 private_data_dir=str(self.private), ident=f"step{self._count}", inventory=str(self.inventory),
                 limit=f"@{limit_file}", forks=self.forks, quiet=True, event_handler=lambda e: handler(e) or True,
-                cancel_callback=lambda: self.cancelled is not None, envvars=ansible_env(self.private),
+                cancel_callback=lambda: self.cancelled is not None,
+                envvars=ansible_env(self.private, task_timeout=task_timeout),
                 settings={"pexpect_timeout": CANCEL_POLL_S, "suppress_ansible_output": True}, **kwargs)
         finally:
             for s, h in previous.items():

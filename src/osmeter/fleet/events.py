@@ -24,6 +24,12 @@ def say(out: IO[str], host: str, text: str) -> None:
     out.flush()
 
 
+def timed_out(res: dict[str, Any]) -> bool:
+    """Whether Ansible stopped the task at its `timeout` (in a loop: an item)."""
+    items = [res] + [i for i in res.get("results") or () if isinstance(i, dict)]
+    return any(i.get("timedout") for i in items)
+
+
 def ansible_reason(event: str, res: dict[str, Any]) -> str:
     """Why a task failed, in a line: `unreachable: MSG` or Ansible's message."""
     msg = str(res.get("msg") or "").strip() or "no message"
@@ -61,7 +67,12 @@ class ArchStep:
             else:
                 self._fail(host, "Ansible's facts have no ansible_architecture")
         elif kind in ("runner_on_failed", "runner_on_unreachable"):
-            self._fail(host, ansible_reason(kind, res))
+            if timed_out(res):
+                period = (res.get("timedout") or {}).get("period")
+                self._fail(host, f"timed out: Ansible's facts took more than {period} s" if period
+                           else "timed out while Ansible read its facts")
+            else:
+                self._fail(host, ansible_reason(kind, res))
 
     def _fail(self, host: str, reason: str) -> None:
         if host not in self.failed:
@@ -81,6 +92,7 @@ class RunStep:
     fetched: Callable[[str], str]
     removed: Callable[[str], None]
     out: IO[str] = field(default_factory=lambda: sys.stderr)
+    host_timeout: float | None = None  # each host's deadline (--host-timeout), seconds
     failed: dict[str, str] = field(default_factory=dict)
     done: set[str] = field(default_factory=set)
 
@@ -116,9 +128,13 @@ class RunStep:
             self.removed(host)
 
     def _reason(self, kind: str, task: str | None, res: dict[str, Any]) -> str:
-        if kind == "runner_on_failed" and task == T_RUN:
+        if timed_out(res) and task != T_REMOVE:
+            limit = f"its {self.host_timeout:g} s" if self.host_timeout else "its time"
+            reason = f"timed out: the host took more than {limit} (--host-timeout)"
+        elif kind == "runner_on_failed" and task == T_RUN:
             return failure_text(res)
-        reason = ansible_reason(kind, res)
+        else:
+            reason = ansible_reason(kind, res)
         step = {T_OLD: "removing what an earlier attempt left", T_TMP: "making a temporary directory",
                 T_COPY: "copying the probe", T_RUN: "running the probe", T_FETCH: "fetching the output",
                 T_REMOVE: "removing the temporary directory", T_ARCH: "reading its architecture"}.get(task or "")

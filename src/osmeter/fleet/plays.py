@@ -3,10 +3,15 @@ probe on a host.
 
 Step 1 (ad hoc): `setup` with the platform facts only, for each host's
 `ansible_architecture`. Step 2 (a playbook, strategy `free`, so each host
-goes at its own pace): remove what an earlier attempt of this fleet run
-could not, make a temporary directory, copy the probe (and its exec
-helper), run the script below, fetch its output files, and remove the
-directory (in `always`, so also after a failure).
+goes at its own pace): note when the host started, remove what an earlier
+attempt of this fleet run could not, make a temporary directory, copy the
+probe (and its exec helper), run the script below, fetch its output
+files, and remove the directory (in `always`, so also after a failure).
+
+Each host has a deadline (`osmeter_deadline`, --host-timeout): every task
+up to the fetch gets Ansible's `timeout` of what is left of it, so a host
+that hangs (a frozen sshd, a host that stops answering) fails with a
+timeout and the others go on; the removal after it gets CLEANUP_STEP_S.
 
 The script runs the probe once per repetition, each writing its own file
 (`rep-N.jsonl`), with stderr to a file; when the probe fails (exit status
@@ -15,7 +20,11 @@ and the tail of that stderr, and exits 3. It is run by Ansible's `raw`
 module, so the host needs no Python for it, and it must not outlive the
 connection: a hang-up, SIGINT, SIGTERM or a write to a connection that is
 gone (a dot every 2 s) stops the probe (SIGTERM; it cleans up after itself)
-and removes the directory; the probe also gets --die-with-parent.
+and removes the directory; the probe also gets --die-with-parent. The
+probe's TMPDIR is a work directory of the script's own (`tmp` in the
+remote directory), removed on every way out of the script: what a probe
+killed with SIGKILL leaves there (its `osmeter-probe.*` directories) goes
+with it.
 
 Every string osmeter hands to the playbook is base64-encoded and decoded in
 it (`b64decode`): Ansible templates variables again, and a `{{` in a
@@ -30,6 +39,7 @@ import shlex
 from typing import Any, Sequence
 
 T_ARCH = "osmeter: architecture"
+T_START = "osmeter: start the host's clock"
 T_OLD = "osmeter: remove what an earlier attempt left"
 T_TMP = "osmeter: make a temporary directory"
 T_COPY = "osmeter: copy the probe"
@@ -39,9 +49,13 @@ T_REMOVE = "osmeter: remove the temporary directory"
 MARK = "osmeter-fleet:"
 STDERR_TAIL = 2000
 FACTS = "gather_subset=!all,!min,platform"
+CLEANUP_STEP_S = 30  # removing the remote directory, after the rest (a timeout, a failure, the output fetched)
+# What is left of the host's deadline, in whole seconds, at least 1 (Ansible's timeout 0 means none).
+TIME_LEFT = ("{{ [1, (osmeter_deadline | float - (now().timestamp() - osmeter_start | float)) "
+             "| round(0, 'ceil') | int] | max }}")
 
 SCRIPT = r"""d=$1 n=$2; shift 2
-p= hb=
+p= hb= w="$d/tmp"
 stop() {
   trap '' HUP INT TERM PIPE
   [ -n "$hb" ] && kill "$hb" 2>/dev/null
@@ -49,7 +63,10 @@ stop() {
   rm -rf "$d"
   exit "$1"
 }
+trap 'rm -rf "$w"' EXIT
 trap 'stop 129' HUP; trap 'stop 130' INT; trap 'stop 143' TERM; trap 'stop 141' PIPE
+mkdir -m 700 "$w" || exit 3
+TMPDIR=$w; export TMPDIR
 ( while sleep 2; do printf . 2>/dev/null || { kill -TERM $$ 2>/dev/null; exit 0; }; done ) & hb=$!
 i=0
 while [ "$i" -lt "$n" ]; do
@@ -83,9 +100,18 @@ def run_command(probe_args: Sequence[str], repetitions: int) -> tuple[str, str]:
     return head, tail
 
 
+PLAN = "osmeter_plan[inventory_hostname]"
+
+
+def remove_old(timeout: str | int) -> dict[str, Any]:
+    """The task that removes what an earlier attempt left on the host."""
+    return {"name": T_OLD, "ansible.builtin.file": {"path": "{{ item | b64decode }}", "state": "absent"},
+            "loop": "{{ %s.leftovers }}" % PLAN, "timeout": timeout}
+
+
 def playbook() -> list[dict[str, Any]]:
-    """Step 2. Per-host values come from osmeter_plan[inventory_hostname]."""
-    plan = "osmeter_plan[inventory_hostname]"
+    """Step 2. Per-host values come from osmeter_plan[inventory_hostname];
+    osmeter_deadline is the seconds each host may take (--host-timeout)."""
     tmp = "osmeter_tmp.path"
     return [{
         "name": "osmeter fleet run",
@@ -93,26 +119,34 @@ def playbook() -> list[dict[str, Any]]:
         "gather_facts": False,
         "strategy": "free",
         "tasks": [
-            {"name": T_OLD, "ansible.builtin.file": {"path": "{{ item | b64decode }}", "state": "absent"},
-             "loop": "{{ %s.leftovers }}" % plan},
+            {"name": T_START, "ansible.builtin.set_fact": {"osmeter_start": "{{ now().timestamp() }}"}},
+            remove_old(TIME_LEFT),
             {"name": T_TMP, "ansible.builtin.tempfile": {"state": "directory",
                                                          "prefix": "{{ osmeter_prefix | b64decode }}"},
-             "register": "osmeter_tmp"},
+             "register": "osmeter_tmp", "timeout": TIME_LEFT},
             {"block": [
                 {"name": T_COPY, "ansible.builtin.copy": {"src": "{{ item.src | b64decode }}",
                                                           "dest": "{{ %s }}/{{ item.name }}" % tmp, "mode": "0700"},
-                 "loop": "{{ %s.files }}" % plan},
+                 "loop": "{{ %s.files }}" % PLAN, "timeout": TIME_LEFT},
                 {"name": T_RUN, "ansible.builtin.raw": "{{ osmeter_head | b64decode }} {{ %s | quote }} "
-                                                       "{{ osmeter_tail | b64decode }}" % tmp},
+                                                       "{{ osmeter_tail | b64decode }}" % tmp,
+                 "timeout": TIME_LEFT},
                 {"name": T_FETCH, "ansible.builtin.fetch": {"src": "{{ %s }}/{{ item }}" % tmp,
-                                                            "dest": "{{ %s.fetch_dir | b64decode }}/" % plan,
+                                                            "dest": "{{ %s.fetch_dir | b64decode }}/" % PLAN,
                                                             "flat": True},
-                 "loop": "{{ osmeter_reps }}"},
+                 "loop": "{{ osmeter_reps }}", "timeout": TIME_LEFT},
             ], "always": [
-                {"name": T_REMOVE, "ansible.builtin.file": {"path": "{{ %s }}" % tmp, "state": "absent"}},
+                {"name": T_REMOVE, "ansible.builtin.file": {"path": "{{ %s }}" % tmp, "state": "absent"},
+                 "timeout": CLEANUP_STEP_S},
             ]},
         ],
     }]
+
+
+def cleanup_playbook() -> list[dict[str, Any]]:
+    """After an interruption: only the removal of the hosts' leftovers (osmeter_plan)."""
+    return [{"name": "osmeter fleet run: clean up", "hosts": "all", "gather_facts": False, "strategy": "free",
+             "tasks": [remove_old(CLEANUP_STEP_S)]}]
 
 
 def failure_text(res: dict[str, Any]) -> str:

@@ -11,9 +11,15 @@ sources they were built from (a changed source tree builds them again).
 
 Every probe sent to a host must be a static ELF executable of the host's
 machine: the host's libc is unknown, so a dynamically linked probe is refused
-(with the way to build a static one), and so is one of the wrong machine.
+(with the way to build a static one), and so is one of the wrong machine,
+and anything that is not a regular file (a FIFO, a device).
 osmeter-exec-helper (task.posix_spawn, task.exec) goes along when it is next
 to the probe; without it those benchmarks skip on the host, saying why.
+
+With a staging directory (the fleet run's private one) each probe is first
+copied there within bounds (osmeter.inputs.read_bounded, MAX_PROBE_BYTES),
+and the copy is checked and sent: Ansible reads nothing the user named, and
+what was checked is what is sent.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import hashlib
 import os
 import platform
 import shutil
+import stat
 import struct
 import subprocess
 import tempfile
@@ -30,9 +37,11 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import ProbeError, UsageError
+from ..inputs import MIB, read_bounded
 from ..probe import PROBE_NAME, locate_probe
 
 HELPER_NAME = "osmeter-exec-helper"
+MAX_PROBE_BYTES = 256 * MIB  # a static probe is a few MiB
 ENV_SOURCE = "OSMETER_SOURCE"  # a checkout of osmeter to cross-build probes from
 BUILD_TIMEOUT_S = 900.0
 
@@ -84,12 +93,31 @@ class ProbeSet:
     origin: str  # "installed", "cache", "built", "--probe"
 
 
-def elf_problem(path: Path, arch: Arch) -> str | None:
+def elf_problem(path: Path, arch: Arch, shown: Path | None = None) -> str | None:
     """Why `path` cannot run on a host of `arch` (None: it is a static ELF
-    executable of that machine). Reads the ELF and program headers: a static
-    executable has no PT_INTERP (no dynamic loader)."""
+    executable of that machine); messages name `shown` (default: path).
+    Reads the ELF and program headers: a static executable has no PT_INTERP
+    (no dynamic loader). Never opens a FIFO or a device for reading."""
+    name = shown or path
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        return f"cannot read {name}: {e.strerror}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return f"{name} is not a regular file"
+        os.set_blocking(fd, True)
+    except OSError as e:
+        os.close(fd)
+        return f"cannot read {name}: {e.strerror}"
+    return _elf_headers(fd, name, arch)
+
+
+def _elf_headers(fd: int, path: Path, arch: Arch) -> str | None:
+    """elf_problem's reading of the headers (closes fd)."""
+    try:
+        with os.fdopen(fd, "rb") as f:
             head = f.read(64)
             if len(head) < 52 or head[:4] != b"\x7fELF":
                 return f"{path} is not an ELF executable"
@@ -175,22 +203,50 @@ def _helper_beside(probe: Path) -> Path | None:
     return helper if helper.is_file() and os.access(helper, os.X_OK) else None
 
 
-def _checked(arch: Arch, probe: Path, origin: str) -> ProbeSet:
-    problem = elf_problem(probe, arch)
+def _staged(src: Path, dest: Path, what: str) -> Path:
+    """A copy of the regular file `src` at `dest`, read within MAX_PROBE_BYTES; ProbeError otherwise."""
+    try:
+        regular = stat.S_ISREG(os.stat(src).st_mode)
+    except OSError as e:
+        raise ProbeError(f"{what}: cannot read {src}: {e.strerror}") from None
+    if not regular:
+        raise ProbeError(f"{what}: {src} is not a regular file")
+    data = read_bounded(src, MAX_PROBE_BYTES, what=what, error=ProbeError)
+    dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o700)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return dest
+
+
+def _checked(arch: Arch, probe: Path, origin: str, staging: Path | None = None) -> ProbeSet:
+    """The probe set of `probe` for `arch`, checked (with staging: copied there
+    first, and the copies checked and sent); ProbeError when it cannot run there."""
+    probe = Path(os.path.abspath(probe))
+    what = f"the {arch.name} probe ({origin})"
+    sent = _staged(probe, staging / arch.name / PROBE_NAME, what) if staging else probe
+    problem = elf_problem(sent, arch, shown=probe)
     if problem:
-        raise ProbeError(f"the {arch.name} probe ({origin}): {problem}")
+        raise ProbeError(f"{what}: {problem}")
     helper = _helper_beside(probe)
+    if helper is not None and staging:
+        try:
+            helper = _staged(helper, staging / arch.name / HELPER_NAME, f"the {arch.name} {HELPER_NAME}")
+        except ProbeError:
+            helper = None
     if helper is not None and elf_problem(helper, arch):
         helper = None  # a helper that cannot run there is left behind: those benchmarks skip, saying why
-    return ProbeSet(arch, probe, helper, origin)
+    return ProbeSet(arch, sent, helper, origin)
 
 
 class ProbeFinder:
     """Finds or builds each architecture's probe once per fleet run."""
 
-    def __init__(self, given: Mapping[str, Path], env: Mapping[str, str] = os.environ) -> None:
-        self._given = dict(given)
+    def __init__(self, given: Mapping[str, Path], env: Mapping[str, str] = os.environ,
+                 staging: Path | None = None) -> None:
+        self._given = {name: Path(os.path.abspath(path)) for name, path in given.items()}  # here, not Ansible's
         self._env = env
+        self._staging = staging  # where each probe is copied before it is checked and sent
         self._found: dict[str, ProbeSet | ProbeError] = {}
 
     def probe_for(self, arch: Arch) -> ProbeSet:
@@ -207,9 +263,9 @@ class ProbeFinder:
 
     def _find(self, arch: Arch) -> ProbeSet:
         if arch.name in self._given:
-            return _checked(arch, self._given[arch.name], f"--probe {arch.name}")
+            return _checked(arch, self._given[arch.name], f"--probe {arch.name}", self._staging)
         if native_arch() == arch:
-            return _checked(arch, locate_probe(self._env), "installed")
+            return _checked(arch, locate_probe(self._env), "installed", self._staging)
         root = source_tree(self._env)
         if root is None:
             raise ProbeError(f"cannot build the {arch.name} probe: osmeter's probe sources are not here (neither a "
@@ -226,12 +282,12 @@ class ProbeFinder:
         target = cache_root(self._env) / project_version(root) / arch.name
         if (target / "source.sha256").is_file() and (target / "source.sha256").read_text().strip() == stamp \
                 and (target / PROBE_NAME).is_file():
-            return _checked(arch, target / PROBE_NAME, f"cache {target}")
+            return _checked(arch, target / PROBE_NAME, f"cache {target}", self._staging)
         why = missing_compiler(arch)
         if why:
             raise ProbeError(why)
         build_probe(root, toolchain, target, stamp)
-        return _checked(arch, target / PROBE_NAME, f"built into {target}")
+        return _checked(arch, target / PROBE_NAME, f"built into {target}", self._staging)
 
 
 def build_probe(root: Path, toolchain: Path, target: Path, stamp: str) -> None:

@@ -12,6 +12,10 @@ runs in the store (docs/fleet.md).
 4. The state file is written after every change, so an interrupted fleet run
    can be resumed, and a remote directory that could not be removed is
    removed by the next attempt.
+
+Each host has a time limit (--host-timeout; by default default_host_timeout
+of the suite's budget): past it, the host fails ("timed out") and the
+others go on. Ansible's facts have FACTS_TIMEOUT_S at most.
 """
 
 from __future__ import annotations
@@ -35,6 +39,23 @@ from .events import ArchStep, RunStep
 from .probes import HELPER_NAME, ProbeFinder, ProbeSet, arch_of
 
 CLEANUP_TIMEOUT_S = 60
+FACTS_TIMEOUT_S = 120  # Ansible's facts of a host (step 1), at most
+# The default per-host time limit: per repetition, per benchmark instance twice its
+# longest sampling time and 2 s of set-up (processes, files, peers, calibration), then
+# HOST_MARGIN_S for Ansible's steps (connecting, copying the probe, fetching the output).
+PER_INSTANCE_S = 2.0
+HOST_MARGIN_S = 600.0
+FALLBACK_HOST_TIMEOUT_S = 4 * 3600.0  # when no probe here can tell the suite's size
+
+
+def default_host_timeout(max_time_s: float | None, instances: int | None, repetitions: int) -> float:
+    """The per-host time limit for a suite of `instances` benchmark instances
+    of at most `max_time_s` of sampling each, run `repetitions` times
+    (None: unknown, FALLBACK_HOST_TIMEOUT_S)."""
+    if max_time_s is None or instances is None:
+        return FALLBACK_HOST_TIMEOUT_S
+    per_repetition = instances * (2 * max_time_s + PER_INSTANCE_S)
+    return round(HOST_MARGIN_S + repetitions * per_repetition)
 
 
 @dataclass
@@ -47,6 +68,7 @@ class FleetRun:
     probe_args: list[str]  # after the probe's path: run --die-with-parent --suite S ...
     finder: ProbeFinder
     label: str | None = None
+    host_timeout: float = FALLBACK_HOST_TIMEOUT_S  # seconds each host may take (step 3)
     out: IO[str] = field(default_factory=lambda: sys.stderr)
     state_root: Path | None = None
     sets: dict[str, ProbeSet] = field(default_factory=dict)  # host -> what it gets
@@ -97,7 +119,7 @@ class FleetRun:
                           "leftovers": [plays.b64(p) for p in self.st.hosts[host].leftovers]}
         return {"osmeter_plan": plan, "osmeter_head": plays.b64(head), "osmeter_tail": plays.b64(tail),
                 "osmeter_prefix": plays.b64(f"osmeter-{self.st.id}."),
-                "osmeter_reps": plays.rep_files(self.opts.repetitions)}
+                "osmeter_reps": plays.rep_files(self.opts.repetitions), "osmeter_deadline": self.host_timeout}
 
     def on_made(self, host: str, path: str) -> None:
         self.made[host] = path
@@ -133,7 +155,8 @@ class FleetRun:
     def run_playbook(self, session: AnsibleSession, hosts: list[str]) -> RunStep:
         budget = f", {self.opts.repetitions} repetitions" if self.opts.repetitions > 1 else ""
         step = RunStep(arch_of=lambda h: self.sets[h].arch.name, running=f"running --suite {self.st.suite}{budget}",
-                       made=self.on_made, fetched=self.on_fetched, removed=self.on_removed, out=self.out)
+                       made=self.on_made, fetched=self.on_fetched, removed=self.on_removed, out=self.out,
+                       host_timeout=self.host_timeout)
         try:
             status = session.run(step, hosts, playbook=plays.playbook(), extravars=self.extravars(session, hosts))
         finally:
@@ -156,8 +179,6 @@ class FleetRun:
             return
         self.out.write(f"osmeter: removing the temporary directories on {len(hosts)} host(s)\n")
         plan = {h: {"leftovers": [plays.b64(p) for p in self.st.hosts[h].leftovers]} for h in hosts}
-        play = plays.playbook()[0]
-        play["tasks"] = play["tasks"][:1]
         session.cancelled = None
         cleaned: list[str] = []
 
@@ -167,7 +188,7 @@ class FleetRun:
                 cleaned.append(data["host"])
 
         try:
-            session.run(handler, hosts, playbook=[play], extravars={"osmeter_plan": plan},
+            session.run(handler, hosts, playbook=plays.cleanup_playbook(), extravars={"osmeter_plan": plan},
                         timeout=CLEANUP_TIMEOUT_S)
         finally:
             for host in cleaned:
@@ -175,22 +196,22 @@ class FleetRun:
 
     # -- the whole attempt ----------------------------------------------------------------------------
 
-    def execute(self, inventory: Path, hosts: list[str], forks: int) -> None:
-        """Steps 1 to 3 on `hosts`; outcomes land in the state."""
-        with AnsibleSession(inventory, forks) as session:
-            try:
-                arch_step = ArchStep(out=self.out)
-                session.run(arch_step, hosts, module="setup", module_args=plays.FACTS, host_pattern="all")
-                for host in hosts:
-                    if host not in arch_step.arches and host not in arch_step.failed:
-                        arch_step.failed[host] = f"Ansible gave no facts for it: {session.output_tail() or 'no message'}"
-                ready = self.choose_probes({h: arch_step.arches[h] for h in hosts if h in arch_step.arches},
-                                           arch_step.failed)
-                if ready:
-                    self.run_playbook(session, ready)
-            except KeyboardInterrupt:
-                self._interrupted(session)
-                raise
+    def execute(self, session: AnsibleSession, hosts: list[str]) -> None:
+        """Steps 1 to 3 on `hosts` (the session has the inventory); outcomes land in the state."""
+        try:
+            arch_step = ArchStep(out=self.out)
+            session.run(arch_step, hosts, module="setup", module_args=plays.FACTS, host_pattern="all",
+                        task_timeout=round(min(FACTS_TIMEOUT_S, self.host_timeout)))
+            for host in hosts:
+                if host not in arch_step.arches and host not in arch_step.failed:
+                    arch_step.failed[host] = f"Ansible gave no facts for it: {session.output_tail() or 'no message'}"
+            ready = self.choose_probes({h: arch_step.arches[h] for h in hosts if h in arch_step.arches},
+                                       arch_step.failed)
+            if ready:
+                self.run_playbook(session, ready)
+        except KeyboardInterrupt:
+            self._interrupted(session)
+            raise
 
     def _interrupted(self, session: AnsibleSession) -> None:
         for host, h in self.st.hosts.items():

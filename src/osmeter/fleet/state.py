@@ -8,10 +8,18 @@ store and, per host, its last outcome and any remote temporary directory
 that could not be removed (an unreachable host), which the next attempt
 removes first. The store, not this file, decides what is done: a host is
 done when the store has a complete run with this fleet id and its name.
+
+One attempt at a time: an attempt holds an exclusive lock (flock) on the
+`lock` file of the fleet run's state directory, with its pid in it; a
+second attempt (two `--resume` at once, or one while the first attempt
+runs) is refused, naming that pid. The lock goes with its process, a
+killed one included.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -20,12 +28,13 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import UsageError
 from ..store.base import Store
 
 STATE_FILE = "state.json"
+LOCK_FILE = "lock"
 ID_PATTERN = re.compile(r"fleet-\d{8}T\d{6}Z-[0-9a-f]{4}")
 LATEST = "latest"
 
@@ -86,6 +95,34 @@ def save(state: FleetState, root: Path | None = None) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return directory / STATE_FILE
+
+
+@contextlib.contextmanager
+def locked(fleet_id: str, resuming: bool, root: Path | None = None) -> Iterator[None]:
+    """Hold fleet run `fleet_id`'s lock for the block; UsageError at once
+    (naming the holder's pid) when another attempt holds it."""
+    directory = (root or state_root()) / fleet_id
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid, _, how = os.pread(fd, 200, 0).decode(errors="replace").strip().partition(" ")
+            doing = "resumed" if how == "resume" else "run"
+            raise UsageError(f"fleet {fleet_id} is being {doing} by pid {pid or '(unknown)'}; wait for it to end "
+                             "(one attempt of a fleet run at a time)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {'resume' if resuming else 'run'}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            if not (directory / STATE_FILE).exists():  # a first attempt refused before it saved anything
+                with contextlib.suppress(OSError):
+                    (directory / LOCK_FILE).unlink()
+                    directory.rmdir()
+    finally:
+        os.close(fd)
 
 
 def known_ids(root: Path | None = None) -> list[str]:
