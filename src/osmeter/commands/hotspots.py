@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any, Sequence
 from .. import outfile, textsafe
 from ..errors import NotFoundError, UsageError
 from ..hotspots import flamegraph, folded
-from ..hotspots.sources import Profile, from_stored, load, params_text
+from ..hotspots.sources import STDIN, Profile, from_stored, load, params_text
 from ..probe import locate_probe
 from ..progress import make_progress
 from ..recorder import RunContext, RunRecorder
@@ -40,6 +41,8 @@ NAME = "hotspots"
 DEFAULT_MIN_TIME = 5.0
 DEFAULT_FREQUENCY = 999
 _ASSIGN_SPLIT = re.compile(r",(?=[a-z_][a-z0-9_]*=)")
+SHOW_FILES = ("profile.folded", "flamegraph.svg", "top.txt", "depth.txt")
+DIFF_FILES = ("a.folded", "b.folded", "diff.svg", "diff.txt")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -153,28 +156,36 @@ def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Seque
 # ---- writing ------------------------------------------------------------------
 
 
+def _num(x: Any) -> float | None:
+    """x when it is a finite number (a probe file is anyone's text: meta may hold anything)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    return float(x)
+
+
 def describe(p: Profile) -> list[str]:
     """What a reader must know to trust the figures: event, samples, losses, symbols."""
     m = p.meta
     lines = [f"{p.label}: {m.get('mode', 'sample')} profile, event {m.get('event', '?')}, "
              f"{p.total} {p.weight_unit} in {len(p.stacks)} distinct stacks"]
-    window = m.get("window") or {}
-    if window.get("enabled_s"):
-        lines.append(f"  timed region sampled for {window['enabled_s']:.2f} s over {window.get('batches')} batches "
-                     f"({m.get('ops')} operations)")
+    window = m.get("window") if isinstance(m.get("window"), dict) else {}
+    if _num(window.get("enabled_s")):
+        lines.append(f"  timed region sampled for {_num(window['enabled_s']):.2f} s over {window.get('batches')} "
+                     f"batches ({m.get('ops')} operations)")
     if m.get("lost"):
         lines.append(f"  {m['lost']} samples lost (buffer overrun): shares may be skewed")
     if m.get("kernel") is False:
         lines.append(f"  no kernel stacks: {m.get('kernel_reason')}")
-    sym = m.get("symbols") or {}
+    sym = m.get("symbols") if isinstance(m.get("symbols"), dict) else {}
     if sym.get("kernel_reason"):
         lines.append(f"  kernel symbols: {sym['kernel_reason']}")
-    for note in m.get("notes") or []:
+    notes = m.get("notes")
+    for note in notes if isinstance(notes, list) else []:
         lines.append(f"  note: {note}")
     if p.weight_unit == "samples" and p.total:
         se = 50 / max(p.total, 1) ** 0.5
         lines.append(f"  a share's sampling error is at most +-{se:.1f} percentage points (1 s.e.)")
-    return lines
+    return [textsafe.line(line) for line in lines]  # the files get them too: nothing that drives a terminal
 
 
 def write_profile(directory: Path, p: Profile, top: int, prefix: str = "") -> tuple[str, list[Path]]:
@@ -182,13 +193,10 @@ def write_profile(directory: Path, p: Profile, top: int, prefix: str = "") -> tu
     view = folded.depth_view(p.stacks)
     top_text = hs.render_top(rows, top, p.weight_unit)
     depth_text = hs.render_depth(view, 5)
-    files = {
-        f"{prefix}profile.folded": folded.format_folded(p.stacks),
-        f"{prefix}flamegraph.svg": flamegraph.flamegraph_svg(p.stacks, p.label, p.weight_unit,
-                                                             subtitle="; ".join(describe(p)[:2])),
-        f"{prefix}top.txt": "\n".join(describe(p)) + "\n\n" + top_text,
-        f"{prefix}depth.txt": depth_text,
-    }
+    texts = (folded.format_folded(p.stacks),
+             flamegraph.flamegraph_svg(p.stacks, p.label, p.weight_unit, subtitle="; ".join(describe(p)[:2])),
+             "\n".join(describe(p)) + "\n\n" + top_text, depth_text)
+    files = {f"{prefix}{name}": text for name, text in zip(SHOW_FILES, texts)}
     written = [outfile.write(directory / name, text) for name, text in files.items()]
     return "\n".join(describe(p)) + "\n\n" + top_text + "\n" + depth_text, written
 
@@ -218,7 +226,7 @@ def _say(args: argparse.Namespace, text: str, doc: Any, written: Sequence[Path])
     else:
         sys.stdout.write(textsafe.terminal(text))
     for path in written:
-        print(path, file=sys.stderr if args.json else sys.stdout)
+        print(textsafe.line(str(path)), file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -230,13 +238,10 @@ def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
     rows = folded.diff_table(a.stacks, b.stacks, a.calls, b.calls, weight_unit=a.weight_unit)
     text = "\n".join(describe(a) + describe(b)) + "\n\n" + hs.render_diff(rows, args.top, a.weight_unit,
                                                                               a.label, b.label)
-    files = {
-        "a.folded": folded.format_folded(a.stacks),
-        "b.folded": folded.format_folded(b.stacks),
-        "diff.svg": flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}",
-                                                   weight_unit=a.weight_unit),
-        "diff.txt": text,
-    }
+    texts = (folded.format_folded(a.stacks), folded.format_folded(b.stacks),
+             flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}", weight_unit=a.weight_unit),
+             text)
+    files = dict(zip(DIFF_FILES, texts))
     written = [outfile.write(directory / name, t) for name, t in files.items()]
     return _say(args, text, lambda: {
         "a": as_json(a, args.top), "b": as_json(b, args.top),
@@ -255,14 +260,21 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("give a benchmark to profile (osmeter hotspots task.fork), --diff A B, or --show REF")
     if args.diff and args.bench is None and args.param:
         raise UsageError("--param goes with BENCH (profiled now), not with stored profiles")
+    if args.diff and args.bench is None and all(_split_stdin(ref) for ref in args.diff):
+        raise UsageError("--diff: only one side can be standard input ('-')")
+
+
+def _split_stdin(ref: str) -> bool:
+    return ref == STDIN or ref.startswith(STDIN + ":")
 
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
     location = resolve_location(args.store)
     if args.show is not None:
+        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", args.show) if not _split_stdin(args.show) else "stdin"
         p = load(args.show, lambda: open_store(location, create=False))
-        return show(p, args, re.sub(r"[^A-Za-z0-9_.-]", "_", args.show))
+        return show(p, args, tag)
     if args.diff is not None and args.bench is None:
         a = load(args.diff[0], lambda: open_store(location, create=False))
         b = load(args.diff[1], lambda: open_store(location, create=False))

@@ -14,10 +14,12 @@ listed under the graph.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 from xml.sax.saxutils import escape
 
-from .folded import Stacks, display_name, is_kernel, total_weight
+from .folded import DEPTH_SHOWN, Stacks, display_name, is_kernel
 
 WIDTH = 1200
 FRAME_H = 17
@@ -28,34 +30,62 @@ FONT = 12
 CHAR_W = 7.0  # approximate width of a character of the 12 px monospace font
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     name: str
     total: int = 0
     self_weight: int = 0
     children: dict[str, "Node"] = field(default_factory=dict)
+    a_total: int = 0  # the differential graph: A's weights of the same path (root to this frame)
+    a_self: int = 0
 
 
 def build_tree(stacks: Stacks) -> Node:
+    """The stacks as a tree of frames, to DEPTH_SHOWN levels (a node's total counts every stack through it)."""
     root = Node("all")
     for frames, w in stacks:
         root.total += w
         node = root
-        for f in frames:
-            node = node.children.setdefault(f, Node(f))
+        for f in frames[:DEPTH_SHOWN]:
+            child = node.children.get(f)
+            if child is None:
+                child = node.children[f] = Node(f)
+            node = child
             node.total += w
-        node.self_weight += w
+        if len(frames) <= DEPTH_SHOWN:
+            node.self_weight += w
     return root
 
 
-def _path_weights(stacks: Stacks) -> dict[tuple[str, ...], tuple[int, int]]:
-    """(total, self) of every stack prefix."""
-    out: dict[tuple[str, ...], list[int]] = {}
-    for frames, w in stacks:
-        for i in range(1, len(frames) + 1):
-            out.setdefault(frames[:i], [0, 0])[0] += w
-        out[frames][1] += w
-    return {k: (v[0], v[1]) for k, v in out.items()}
+def _overlay(root: Node, a: Stacks) -> dict[tuple[int, str], list]:
+    """A's weights onto B's tree (`root`): each node's a_total and a_self.
+    Returns A's frames B lacks, whose caller B has: {(id(caller), frame):
+    [A's weight, the path's last frames, whether it has more]}."""
+    only_a: dict[tuple[int, str], list] = {}
+    for frames, w in a:
+        root.a_total += w
+        node = root
+        for i, f in enumerate(frames[:DEPTH_SHOWN]):
+            child = node.children.get(f)
+            if child is None:
+                entry = only_a.setdefault((id(node), f), [0, frames[max(0, i - 2): i + 1], i > 2])
+                entry[0] += w
+                break
+            node = child
+            node.a_total += w
+        else:
+            if len(frames) <= DEPTH_SHOWN:
+                node.a_self += w
+    return only_a
+
+
+def _nodes(root: Node) -> Iterator[Node]:
+    """Every node under root (not root), depth first, without recursion."""
+    todo = list(root.children.values())
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(node.children.values())
 
 
 def _colour(name: str) -> str:
@@ -80,6 +110,20 @@ def _label(name: str, px: float) -> str:
     if chars < 3:
         return ""
     return name if len(name) <= chars else name[: chars - 2] + ".."
+
+
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_SPECIAL = re.compile('[&<>"\x00-\x1f\ud800-\udfff\ufffe\uffff]')  # none of these: nothing to do
+
+
+def _xml(text: str, quote: bool = False) -> str:
+    """`text` escaped for XML text (quote: for an attribute in double quotes), with what XML 1.0 cannot
+    hold at all (a C0 control but TAB, LF and CR, such as ESC or NUL; a lone surrogate; U+FFFE, U+FFFF)
+    shown as U+FFFD, so the file always parses."""
+    if not _XML_SPECIAL.search(text):
+        return text
+    text = _XML_INVALID.sub("\ufffd", text)
+    return escape(text, {'"': "&quot;", "\r": "&#13;", "\t": "&#9;", "\n": "&#10;"} if quote else {"\r": "&#13;"})
 
 
 def _fmt(weight: int, unit: str) -> str:
@@ -163,64 +207,75 @@ def _header(title: str, subtitle: str | None, height: int) -> list[str]:
         "text.b { cursor: pointer; fill: #2040a0; } text { pointer-events: none; } "
         "text.b { pointer-events: auto; }</style>",
         f'<rect x="0" y="0" width="{WIDTH + 20}" height="{height}" fill="#fdfdf5"/>',
-        f'<text x="{(WIDTH + 20) / 2}" y="20" text-anchor="middle" font-size="16">{escape(title)}</text>',
-        f'<text x="{(WIDTH + 20) / 2}" y="36" text-anchor="middle" fill="#555">{escape(subtitle or "")}</text>',
+        f'<text x="{(WIDTH + 20) / 2}" y="20" text-anchor="middle" font-size="16">{_xml(title)}</text>',
+        f'<text x="{(WIDTH + 20) / 2}" y="36" text-anchor="middle" fill="#555">{_xml(subtitle or "")}</text>',
         '<text id="reset" class="b" x="10" y="50">Reset zoom</text>',
         f'<text id="search" class="b" x="{WIDTH - 60}" y="50">Search</text>',
         f'<text id="matched" x="{WIDTH - 200}" y="50"> </text>',
     ]
 
 
-def _frames(root: Node, unit: str, fill_of, tip_of) -> tuple[list[str], int]:
-    """The drawn frames (flame orientation) and the depth they reach."""
-    total = root.total or 1
-    scale = WIDTH / total
-    out: list[str] = []
+def _layout(root: Node) -> tuple[list[tuple[Node, float, int]], int]:
+    """The frames drawn (node, x, depth; flame orientation) and the depth they reach."""
+    scale = WIDTH / (root.total or 1)
+    drawn: list[tuple[Node, float, int]] = []
     depth_max = 0
-    todo = [(child, (), 0.0, 0) for child in sorted(root.children.values(), key=lambda n: n.name)]
-    drawn: list[tuple[Node, tuple[str, ...], float, int]] = []
+    todo = [(child, 0.0, 0) for child in sorted(root.children.values(), key=lambda n: n.name)]
+    cx = 0.0
+    for i, (child, _, d) in enumerate(todo):  # siblings laid out left to right by name, as flamegraph.pl does
+        todo[i] = (child, cx, d)
+        cx += child.total * scale
     while todo:
-        node, prefix, x, d = todo.pop()
-        w = node.total * scale
-        if w < MIN_PX:
+        node, x, d = todo.pop()
+        if node.total * scale < MIN_PX:
             continue
-        path = prefix + (node.name,)
-        drawn.append((node, path, x, d))
+        drawn.append((node, x, d))
         depth_max = max(depth_max, d)
         cx = x
         for child in sorted(node.children.values(), key=lambda n: n.name):
-            todo.append((child, path, cx, d + 1))
+            todo.append((child, cx, d + 1))
             cx += child.total * scale
-        # siblings laid out left to right by name, as flamegraph.pl does
-    for node, path, x, d in drawn:
+    return drawn, depth_max
+
+
+def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, str], str]) -> tuple[list[str], int]:
+    """The drawn frames as SVG groups, and the depth they reach."""
+    scale = WIDTH / (root.total or 1)
+    drawn, depth_max = _layout(root)
+    base = TOP + depth_max * FRAME_H  # the root's row: the bottom of the flame
+    out: list[str] = []
+    for node, x, d in drawn:
         w = node.total * scale
+        y = base - d * FRAME_H
         name = display_name(node.name) + (" [k]" if is_kernel(node.name) else "")
-        fill = fill_of(node, path)
-        tip = tip_of(node, path, name)
+        fill = fill_of(node)
         out.append(
-            f'<g class="f" data-n="{escape(name, {chr(34): "&quot;"})}" data-x="{x:.3f}" data-w="{w:.3f}" '
-            f'data-d="{d}"><title>{escape(tip)}</title>'
-            f'<rect x="{10 + x:.3f}" y="@Y{d}@" width="{w:.3f}" height="{FRAME_H - 1}" fill="{fill}" '
+            f'<g class="f" data-n="{_xml(name, quote=True)}" data-x="{x:.3f}" data-w="{w:.3f}" '
+            f'data-d="{d}"><title>{_xml(tip_of(node, name))}</title>'
+            f'<rect x="{10 + x:.3f}" y="{y}" width="{w:.3f}" height="{FRAME_H - 1}" fill="{fill}" '
             f'data-fill="{fill}" rx="2"/>'
-            f'<text x="{13 + x:.3f}" y="@T{d}@">{escape(_label(name, w))}</text></g>')
+            f'<text x="{13 + x:.3f}" y="{y + FRAME_H - 5}">{_xml(_label(name, w))}</text></g>')
     return out, depth_max
+
+
+def _depth_note(*profiles: Stacks) -> list[str]:
+    deepest = max((len(frames) for stacks in profiles for frames, _ in stacks), default=0)
+    if deepest <= DEPTH_SHOWN:
+        return []
+    return [f"Stacks deeper than {DEPTH_SHOWN} frames (the deepest: {deepest:,}) are drawn to that depth; "
+            "the widths and the folded file count them whole."]
 
 
 def _assemble(title: str, subtitle: str | None, frames: list[str], depth_max: int, total: int, unit: str,
               notes: list[str]) -> str:
     height = TOP + (depth_max + 1) * FRAME_H + BOTTOM + FRAME_H * len(notes)
-    base = TOP + depth_max * FRAME_H  # the root's row: the bottom of the flame
-    body = []
-    for f in frames:
-        d = int(f.split('data-d="', 1)[1].split('"', 1)[0])
-        y = base - d * FRAME_H
-        body.append(f.replace(f"@Y{d}@", f"{y}").replace(f"@T{d}@", f"{y + FRAME_H - 5}"))
     foot = TOP + (depth_max + 1) * FRAME_H + 14
-    lines = _header(title, subtitle, height) + body
+    lines = _header(title, subtitle, height) + frames
     lines.append(f'<text id="details" x="10" y="{foot}"> </text>')
     for i, note in enumerate(notes):
-        lines.append(f'<text x="10" y="{foot + (i + 1) * FRAME_H}" fill="#555">{escape(note)}</text>')
-    script = SCRIPT % {"width": WIDTH, "char_w": CHAR_W, "total": total, "unit": unit}
+        lines.append(f'<text x="10" y="{foot + (i + 1) * FRAME_H}" fill="#555">{_xml(note)}</text>')
+    script = SCRIPT % {"width": WIDTH, "char_w": CHAR_W, "total": total,
+                       "unit": "samples" if unit == "samples" else "ns"}
     lines.append(f"<script><![CDATA[{script}]]></script>")
     lines.append("</svg>")
     return "\n".join(lines) + "\n"
@@ -230,36 +285,37 @@ def flamegraph_svg(stacks: Stacks, title: str, weight_unit: str, subtitle: str |
     root = build_tree(stacks)
     total = root.total or 1
 
-    def tip(node: Node, path: tuple[str, ...], name: str) -> str:
+    def tip(node: Node, name: str) -> str:
         return (f"{name}: {_fmt(node.total, weight_unit)} ({100 * node.total / total:.2f}% of all), "
                 f"self {_fmt(node.self_weight, weight_unit)} ({100 * node.self_weight / total:.2f}%)")
 
-    frames, depth = _frames(root, weight_unit, lambda n, p: _colour(n.name), tip)
+    frames, depth = _frames(root, lambda n: _colour(n.name), tip)
     notes = [f"{_fmt(root.total, weight_unit)} in all; frames under {100 * MIN_PX / WIDTH:.2f}% of the width "
-             "are not drawn. Click a frame to zoom; Search (or Ctrl-F) highlights matches."]
+             "are not drawn. Click a frame to zoom; Search (or Ctrl-F) highlights matches."] + _depth_note(stacks)
     return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)
 
 
 def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "samples",
                         subtitle: str | None = None) -> str:
     root = build_tree(b)
-    wa, wb = _path_weights(a), _path_weights(b)
-    na, nb = total_weight(a) or 1, total_weight(b) or 1
-    changes = {p: wb[p][1] / nb - wa.get(p, (0, 0))[1] / na for p in wb}
-    largest = max((abs(c) for c in changes.values()), default=0.0)
+    only_a = _overlay(root, a)
+    na, nb = root.a_total or 1, root.total or 1
 
-    def tip(node: Node, path: tuple[str, ...], name: str) -> str:
-        ta, sa = wa.get(path, (0, 0))
-        tb, sb = wb[path]
-        return (f"{name}: total {100 * ta / na:.2f}% -> {100 * tb / nb:.2f}% "
-                f"({_fmt(ta, weight_unit)} -> {_fmt(tb, weight_unit)}), self {100 * sa / na:.2f}% -> "
-                f"{100 * sb / nb:.2f}% ({sa:,} -> {sb:,}), change of self share {100 * changes[path]:+.2f} pp")
+    def change(n: Node) -> float:
+        return n.self_weight / nb - n.a_self / na
 
-    frames, depth = _frames(root, weight_unit, lambda n, p: _diff_colour(changes[p], largest), tip)
-    only_a = sorted(((p, v[0]) for p, v in wa.items() if p not in wb and p[:-1] in wb),
-                    key=lambda kv: -kv[1])[:5]
+    largest = max((abs(change(n)) for n in _nodes(root)), default=0.0)
+
+    def tip(n: Node, name: str) -> str:
+        return (f"{name}: total {100 * n.a_total / na:.2f}% -> {100 * n.total / nb:.2f}% "
+                f"({_fmt(n.a_total, weight_unit)} -> {_fmt(n.total, weight_unit)}), self {100 * n.a_self / na:.2f}% "
+                f"-> {100 * n.self_weight / nb:.2f}% ({n.a_self:,} -> {n.self_weight:,}), change of self share "
+                f"{100 * change(n):+.2f} pp")
+
+    frames, depth = _frames(root, lambda n: _diff_colour(change(n), largest), tip)
+    gone = sorted(only_a.values(), key=lambda e: -e[0])[:5]
     notes = [f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from A "
-             f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."]
-    notes += [f"only in A: {'...;' if len(p) > 3 else ''}{';'.join(display_name(f) for f in p[-3:])} "
-              f"({100 * w / na:.2f}% of A)" for p, w in only_a]
+             f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."] + _depth_note(a, b)
+    notes += [f"only in A: {'...;' if more else ''}{';'.join(display_name(f) for f in tail)} "
+              f"({100 * w / na:.2f}% of A)" for w, tail, more in gone]
     return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)

@@ -6,20 +6,30 @@
   run holds more than one profile (`12:task.fork`, `12:3`);
 - a probe output file (`osmeter-probe hotspots ... -o FILE`, JSON Lines):
   its profile record(s), `FILE:BENCH` likewise;
-- a folded-stacks file (`*.folded`, the flame graph tools' format).
+- a folded-stacks file (`*.folded`, the flame graph tools' format);
+- `-`, standard input holding either kind of file (`-:BENCH` likewise).
 
-A file path wins over a run reference when both could be meant.
+A file path wins over a run reference when both could be meant. Files are
+read within bounds (osmeter.inputs): at most MAX_INPUT_BYTES, and a pipe or
+device that stalls or never ends is given up on (/dev/zero, a FIFO with no
+writer); folded.py bounds what is in them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import inputs
 from ..errors import NotFoundError, UsageError
-from .folded import Stacks, parse_folded, stacks_from_record
+from .folded import MAX_WEIGHT, Stacks, lines, parse_folded, stacks_from_record
+
+MAX_INPUT_BYTES = 256 * inputs.MIB  # a folded or probe output file: far above any profile osmeter makes
+WEIGHT_UNITS = ("samples", "ns")
+STDIN = "-"
 
 
 @dataclass
@@ -39,20 +49,36 @@ class Profile:
         return sum(w for _, w in self.stacks)
 
 
-def params_text(params: dict[str, Any]) -> str:
+def params_text(params: Any) -> str:
+    if not isinstance(params, dict):
+        return str(params)[:80]
     return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _calls(value: Any, label: str) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_WEIGHT
+            for k, v in value.items()):
+        raise UsageError(f"{label}: 'calls' is not a map of function names to counts (0 to 2**63-1)")
+    return dict(value)
 
 
 def from_record(rec: dict[str, Any], label: str) -> Profile:
     """A `profile` record (the probe's, or a stored profile's fields)."""
     if rec.get("status", "ok") != "ok":
         raise UsageError(f"{label}: the profile is {rec.get('status')}: {rec.get('reason') or 'no reason given'}")
-    stacks = stacks_from_record(rec.get("stacks") or [])
-    calls = rec.get("calls")
+    unit = rec.get("weight_unit") or "samples"
+    if unit not in WEIGHT_UNITS:
+        raise UsageError(f"{label}: weight_unit is {str(unit)[:40]!r}, not one of {', '.join(WEIGHT_UNITS)}")
+    params = rec.get("params") or {}
+    if not isinstance(params, dict):
+        raise UsageError(f"{label}: params is not a map of parameter names to values")
+    stacks = stacks_from_record(rec.get("stacks") or [], label)
     meta = {k: v for k, v in rec.items() if k not in ("stacks", "calls", "type")}
-    return Profile(label=label, stacks=stacks, weight_unit=str(rec.get("weight_unit") or "samples"),
-                   calls=dict(calls) if isinstance(calls, dict) else None, meta=meta,
-                   bench=rec.get("bench"), params=dict(rec.get("params") or {}))
+    return Profile(label=label, stacks=stacks, weight_unit=unit, calls=_calls(rec.get("calls"), label), meta=meta,
+                   bench=rec.get("bench"), params=dict(params))
 
 
 def _pick(candidates: Sequence[tuple[str, Any]], which: str | None, where: str) -> Any:
@@ -77,36 +103,39 @@ def _pick(candidates: Sequence[tuple[str, Any]], which: str | None, where: str) 
 
 
 def _split_ref(ref: str) -> tuple[str, str | None]:
-    if ":" in ref and not Path(ref).exists():
+    if ":" in ref and ref != STDIN and not Path(ref).exists():
         base, which = ref.rsplit(":", 1)
         return base, which or None
     return ref, None
 
 
-def load_file(path: Path, which: str | None) -> Profile:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text: not a folded-stacks or probe output file") from None
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if not first.lstrip().startswith("{"):
-        return Profile(label=path.name, stacks=parse_folded(text, str(path)))
+def read_text(path: str) -> str:
+    """A profile file's text (`-`: standard input), read within bounds (module docstring)."""
+    return inputs.read_text_bounded(path, MAX_INPUT_BYTES, what="profile file", stdin=True,
+                                    idle_s=inputs.IDLE_S, total_s=inputs.TOTAL_S,
+                                    too_large_hint="a profile is a few MiB; is it the file you meant?")
+
+
+def load_file(path: str, which: str | None) -> Profile:
+    text = read_text(path)
+    name = "standard input" if path == STDIN else Path(path).name
+    start = re.search(r"\S", text)
+    if start is None or text[start.start()] != "{":
+        return Profile(label=name, stacks=parse_folded(text, "standard input" if path == STDIN else path))
     records: list[tuple[str, Any]] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in lines(text):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}:{n}: not JSON ({e.msg}): not a probe output file") from None
+        except (ValueError, RecursionError) as e:
+            why = (e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+                   if isinstance(e, RecursionError) else "a number of more than 4300 digits")  # int()'s limit
+            raise UsageError(f"{path}:{n}: not JSON ({why}): not a probe output file") from None
         if isinstance(rec, dict) and rec.get("type") == "profile":
-            name = f"{rec.get('bench')} {params_text(rec.get('params') or {})}".strip()
-            records.append((name, rec))
-    rec = _pick(records, which, str(path))
-    name = f"{rec.get('bench')} {params_text(rec.get('params') or {})}".strip()
-    return from_record(rec, f"{path.name} {name}")
+            records.append((f"{rec.get('bench')} {params_text(rec.get('params') or {})}".strip(), rec))
+    rec = _pick(records, which, path)
+    return from_record(rec, f"{name} {rec.get('bench')} {params_text(rec.get('params') or {})}".strip())
 
 
 def from_stored(p: Any) -> Profile:
@@ -126,11 +155,13 @@ def load(ref: str, store_opener: Any) -> Profile:
     """A profile by reference (module docstring); store_opener() opens the
     store only when the reference is not a file."""
     base, which = _split_ref(ref)
+    if base == STDIN:
+        return load_file(STDIN, which)
     path = Path(base)
     if path.exists():
         if path.is_dir():
             raise UsageError(f"{ref} is a directory; give a folded-stacks file, a probe output file or a run")
-        return load_file(path, which)
+        return load_file(base, which)
     if not (base.isdigit() or base == "latest"):
         raise UsageError(f"{ref!r} is neither a file nor a stored run (an id or 'latest', optionally with "
                          ":BENCH or :N)")

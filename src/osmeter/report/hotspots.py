@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .. import textsafe
 from ..hotspots import folded
 from ..hotspots.folded import DepthView, DiffRow, FunctionRow, display_name
 from ..model import StoredProfile
@@ -22,6 +23,7 @@ EXPLAIN = ("Where each profiled instance's timed region spent its time (osmeter 
 HEADERS = ("function", "total", "self", "total n", "self n")
 RIGHT = (False, True, True, True, True)
 TOP = 10
+NAME_SHOWN = 160  # characters of a function name a table shows (the SVG and the folded file keep it whole)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,13 @@ class ProfileTable:
     note: str | None  # why there is no table (unsupported, empty)
 
 
+def shown(name: str) -> str:
+    """A function name as a table cell: on one line, without what could drive a terminal (textsafe.line),
+    cut to NAME_SHOWN characters so that a long name cannot widen every row of a long table."""
+    name = textsafe.line(name)
+    return name if len(name) <= NAME_SHOWN else name[: NAME_SHOWN - 2] + ".."
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -39,7 +48,7 @@ def _pct(x: float) -> str:
 def _top_table(rows: Sequence[FunctionRow]) -> Table:
     columns = tuple(Column(h, r) for h, r in zip(HEADERS, RIGHT))
     return Table(columns, tuple(
-        Row((Cell(r.function, css="mono"), *(Cell(t) for t in (_pct(r.total_share), _pct(r.self_share),
+        Row((Cell(shown(r.function), css="mono"), *(Cell(t) for t in (_pct(r.total_share), _pct(r.self_share),
                                                                    str(r.total_weight), str(r.self_weight)))))
         for r in rows), 'class="hotspots"')
 
@@ -73,7 +82,7 @@ def render_top(rows: Sequence[FunctionRow], n: int, weight_unit: str) -> str:
     with_calls = any(r.calls is not None for r in rows)
 
     def cells(r: FunctionRow) -> list[str]:
-        c = [r.function, _pct(r.total_share), _pct(r.self_share), str(r.total_weight), str(r.self_weight)]
+        c = [shown(r.function), _pct(r.total_share), _pct(r.self_share), str(r.total_weight), str(r.self_weight)]
         return c + ([str(r.calls) if r.calls is not None else "-"] if with_calls else [])
     header = ["function", "total", "self", f"total {unit}", f"self {unit}"] + (["calls"] if with_calls else [])
     right = [False, True, True, True, True] + ([True] if with_calls else [])
@@ -91,8 +100,11 @@ def render_depth(view: DepthView, n_per_depth: int) -> str:
              f"{_pct(view.outside / total)} of the profile has no kernel frame):"]
     rows = []
     for d in view.depths:
-        top = ", ".join(f"{display_name(f)} {_pct(w / total)}" for f, w in d.functions[:n_per_depth])
+        top = ", ".join(f"{shown(display_name(f))} {_pct(w / total)}" for f, w in d.functions[:n_per_depth])
         rows.append([str(d.depth), _pct(d.inclusive / total), _pct(d.self_weight / total), top])
+    if view.deeper:
+        lines.append(f"({_pct(view.deeper / total)} of the profile goes deeper than the {len(view.depths)} depths "
+                     f"listed; the deepest frame is at depth {view.deepest:,})")
     return "\n".join(lines) + "\n" + _text(simple(["depth", "reached", "self", "functions at this depth (share)"],
                                                    rows, [True, True, True, False]))
 
@@ -101,12 +113,12 @@ def render_diff(rows: Sequence[DiffRow], n: int, weight_unit: str, label_a: str,
     """The n functions whose self share moved most, with the counts behind each share."""
     def cells(r: DiffRow) -> list[str]:
         se = f"{100 * r.se:.1f}" if r.se is not None else "-"
-        return [r.function, _pct(r.self_a), _pct(r.self_b), f"{100 * r.self_change:+.1f}", se,
+        return [shown(r.function), _pct(r.self_a), _pct(r.self_b), f"{100 * r.self_change:+.1f}", se,
                 _pct(r.total_a), _pct(r.total_b), f"{100 * r.total_change:+.1f}",
                 f"{r.self_weight_a}/{r.total_weight_a}", f"{r.self_weight_b}/{r.total_weight_b}"]
     unit = "samples" if weight_unit == "samples" else "ns"
     header = ["function", "self A", "self B", "change pp", "+-se", "total A", "total B", "change pp",
               f"A {unit} self/total", f"B {unit} self/total"]
-    return (f"A: {label_a}\nB: {label_b}\nfunctions whose self share changed most (percentage points; "
-            "+-se: one standard error of the change):\n"
+    return (f"A: {textsafe.line(label_a)}\nB: {textsafe.line(label_b)}\n"
+            "functions whose self share changed most (percentage points; +-se: one standard error of the change):\n"
             + _text(simple(header, [cells(r) for r in rows[:n]], [False] + [True] * 9)))
