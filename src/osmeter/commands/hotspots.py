@@ -10,6 +10,12 @@ The probe samples only the timed region (docs/methods/hotspots.md); the
 profile is stored with the run. Files written to DIR: profile.folded,
 flamegraph.svg, top.txt, depth.txt (diff: a.folded, b.folded, diff.svg,
 diff.txt).
+
+Every option is checked before anything is measured or stored (exit 2 with
+nothing stored): the modes, --max-time against --min-time, the output
+directory and each file to be written in it, and that each parameter set is
+one instance of BENCH (one value per parameter, a known parameter, a value
+in its range: the probe's catalogue).
 """
 
 from __future__ import annotations
@@ -18,17 +24,20 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import outfile, textsafe
+from ..catalog import Benchmark, Param, parse_catalog
 from ..errors import NotFoundError, UsageError
 from ..hotspots import flamegraph, folded
 from ..hotspots.sources import STDIN, Profile, from_stored, load, params_text
-from ..probe import locate_probe
+from ..probe import locate_probe, run_document
 from ..progress import make_progress
 from ..recorder import RunContext, RunRecorder
 from ..report import hotspots as hs
@@ -258,32 +267,126 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--show renders a saved profile: give it alone (no BENCH, no --diff)")
     if modes == 0:
         raise UsageError("give a benchmark to profile (osmeter hotspots task.fork), --diff A B, or --show REF")
-    if args.diff and args.bench is None and args.param:
+    if args.bench is None and args.param:
         raise UsageError("--param goes with BENCH (profiled now), not with stored profiles")
     if args.diff and args.bench is None and all(_split_stdin(ref) for ref in args.diff):
         raise UsageError("--diff: only one side can be standard input ('-')")
+    if args.bench is not None and args.max_time is not None and args.max_time < args.min_time:
+        raise UsageError(f"--max-time ({args.max_time:g} s) is shorter than --min-time ({args.min_time:g} s)")
 
 
 def _split_stdin(ref: str) -> bool:
     return ref == STDIN or ref.startswith(STDIN + ":")
 
 
+def _refuse_output(given: Path, why: str) -> UsageError:
+    return UsageError(f"cannot write files into {given}: {why} (-o DIR names a directory)")
+
+
+def check_output(given: Path | None, names: Sequence[str]) -> None:
+    """Fail now, before anything is measured, if `names` could not be written
+    into the directory `given` (made later, by outfile.prepare_directory);
+    None: a directory named after the run, not known yet, in the current one."""
+    if given is not None:
+        try:
+            st = os.stat(given)  # links followed
+        except FileNotFoundError:
+            if os.path.islink(given):
+                outfile.prepare_directory(given)  # refuses the dangling link, saying so
+            st = None
+        except OSError as e:
+            raise _refuse_output(given, e.strerror or str(e)) from None
+        if st is not None:
+            if not stat.S_ISDIR(st.st_mode):
+                raise _refuse_output(given, "it is not a directory")
+            outfile.check_entries(given, names)
+            return
+    ancestor = Path(os.path.abspath(given if given is not None else "x")).parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    shown = given if given is not None else Path(".")
+    if not ancestor.is_dir():
+        raise _refuse_output(shown, f"{ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise _refuse_output(shown, f"cannot create a directory in {ancestor} (Permission denied)")
+
+
+def _values(param: Param, raw: str, where: str) -> set[Any]:
+    """The distinct values the probe makes of one `--param KEY=RAW` (its cli_param.c: a comma list,
+    A..B for an integer; a string whole); ints and choices checked against their range."""
+    if param.type == "string":
+        return {raw}
+    out: set[Any] = set()
+    for elem in raw.split(","):
+        lo, dots, hi = elem.partition("..")
+        if dots and param.type == "int" and re.fullmatch(r"[-+]?[0-9]{1,18}", lo) and re.fullmatch(
+                r"[-+]?[0-9]{1,18}", hi):
+            out.update(range(int(lo), min(int(hi), int(lo) + 1) + 1))  # enough to tell one value from more
+        elif param.type == "int" and re.fullmatch(r"[-+]?[0-9]{1,18}", elem):
+            value = int(elem)
+            low, high = _num_or(param.min, -math.inf), _num_or(param.max, math.inf)
+            if not low <= value <= high:
+                raise UsageError(f"{where}: {param.name}={elem}: {value} is out of range; allowed: "
+                                 f"{param.min}..{param.max}")
+            out.add(value)
+        elif param.type == "enum" and param.choices and elem not in param.choices:
+            raise UsageError(f"{where}: {param.name}={elem}: unknown value; allowed: {', '.join(param.choices)}")
+        else:
+            out.add(elem)  # the probe judges what this does not know (a size, a malformed number)
+    return out
+
+
+def _num_or(x: Any, default: float) -> float:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else default
+
+
+def check_instances(bench: Benchmark, sets: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Each (where, assignments) names one instance of `bench`: known parameters, one value each."""
+    params = {p.name: p for p in bench.params}
+    for where, assignments in sets:
+        values: dict[str, set[Any]] = {}
+        for assignment in assignments:
+            key, _, raw = assignment.partition("=")
+            if key not in params:
+                known = ", ".join(params) or "none"
+                raise UsageError(f"{where}: {bench.name} has no parameter {key!r}; its parameters: {known}")
+            values.setdefault(key, set()).update(_values(params[key], raw, where))
+        many = [key for key, v in values.items() if len(v) > 1]
+        if many:
+            given = " ".join(a for a in assignments if a.partition("=")[0] in many)
+            raise UsageError(f"{where}: {given} gives {many[0]} more than one value, and hotspots profiles one "
+                             "instance: give one value per parameter (--diff A B compares two)")
+
+
+def _check_bench(probe: Path, bench: str, sets: Sequence[tuple[str, Sequence[str]]]) -> None:
+    catalog = parse_catalog(run_document(probe, ["list", "--json", "--all"]))
+    found = next((b for b in catalog.benchmarks if b.name == bench), None)
+    if found is not None:  # else the probe refuses the name itself, before anything runs
+        check_instances(found, sets)
+
+
 def run(args: argparse.Namespace) -> int:
     _check(args)
     location = resolve_location(args.store)
+    output = Path(args.output) if args.output else None
     if args.show is not None:
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", args.show) if not _split_stdin(args.show) else "stdin"
+        check_output(default_dir(args, tag), SHOW_FILES)
         p = load(args.show, lambda: open_store(location, create=False))
         return show(p, args, tag)
     if args.diff is not None and args.bench is None:
+        check_output(default_dir(args, "diff"), DIFF_FILES)
         a = load(args.diff[0], lambda: open_store(location, create=False))
         b = load(args.diff[1], lambda: open_store(location, create=False))
         return diff(a, b, args, "diff")
     sets: list[list[str]] = ([list(args.param) + split_assignments(s) for s in args.diff] if args.diff
                              else [list(args.param)])
+    check_output(output, DIFF_FILES if args.diff else SHOW_FILES)
+    probe = locate_probe()
+    where = ["--diff A", "--diff B"] if args.diff else ["--param"]
+    _check_bench(probe, args.bench, list(zip(where, sets)))
     store = open_store(location, create=True)
     try:
-        probe = locate_probe()
         done = [profile_now(store, probe, args, params) for params in sets]
     finally:
         store.close()
