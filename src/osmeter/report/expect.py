@@ -21,7 +21,10 @@ count); a prediction whose unit is of another kind than the measurement is
 an error, never a silent ratio.
 
 Everything is checked before anything is rendered: a malformed file is a
-UsageError naming the file, the entry and what is wrong.
+UsageError naming the file, the entry and what is wrong. The file is read
+within bounds (osmeter.inputs): at most MAX_EXPECT_BYTES, and a pipe or
+device that stalls or never ends (/dev/zero, a FIFO with no writer) is given
+up on.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .. import inputs
 from ..errors import UsageError
 from ..model import BenchResult
 from ..records import describe_instance, format_params
@@ -54,6 +58,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "count": ("count", 1.0),
 }
 _ENTRY_KEYS = {"value", "unit", "params", "note"}
+MAX_EXPECT_BYTES = 4 * inputs.MIB  # predictions for every benchmark of the catalogue take a few KiB
 _NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S+)\s*$")
 
 
@@ -202,6 +207,8 @@ def parse_expect(text: str, path: Path) -> list[Prediction]:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e)
         raise UsageError(f"{path}: not valid YAML: {where}{problem}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise UsageError(f"{path}: not an expect file: its lists or mappings are nested too deeply") from None
     if doc is None:
         raise UsageError(f"{path}: the file holds no predictions")
     if not isinstance(doc, dict):
@@ -220,12 +227,8 @@ def parse_expect(text: str, path: Path) -> list[Prediction]:
 
 
 def read_expect(path: Path) -> list[Prediction]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    text = inputs.read_text_bounded(path, MAX_EXPECT_BYTES, what="expect file", idle_s=inputs.IDLE_S,
+                                    total_s=inputs.TOTAL_S, too_large_hint="an expect file takes a few KiB")
     return parse_expect(text, path)
 
 
