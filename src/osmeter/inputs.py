@@ -33,16 +33,19 @@ ErrorType = Callable[[str], OsmeterError]
 
 
 def size_text(n: int) -> str:
-    return f"{n / MIB:g} MiB" if n >= MIB else f"{n / 1024:g} KiB" if n >= 1024 else f"{n} bytes"
+    return f"{n / MIB:.4g} MiB" if n >= MIB else f"{n / 1024:.3g} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def read_bounded(path: Path | str, max_bytes: int, *, what: str = "file", error: ErrorType = UsageError,
-                 idle_s: float = IDLE_S, total_s: float = TOTAL_S, stdin: bool = False,
+                 idle_s: float | None = None, total_s: float | None = None, stdin: bool = False,
                  too_large_hint: str = "") -> bytes:
     """The bytes of `path` (`what` names it in messages: "folded-stack file").
 
     Refuses more than max_bytes, a directory, and a pipe or device that
-    stalls or never ends. With stdin=True, "-" reads standard input."""
+    stalls or never ends (idle_s, total_s: IDLE_S and TOTAL_S, read when
+    called). With stdin=True, "-" reads standard input."""
+    idle_s = IDLE_S if idle_s is None else idle_s
+    total_s = TOTAL_S if total_s is None else total_s
     shown = "standard input" if stdin and str(path) == "-" else str(path)
     if stdin and str(path) == "-":
         try:
