@@ -46,6 +46,7 @@ class NewRun:
     meta: dict[str, Any]  # the meta record without `machine`
     host: str | None = None  # the inventory name of the host it ran on (osmeter fleet run)
     fleet: str | None = None  # the fleet run it belongs to (osmeter fleet run)
+    uid: str | None = None  # the run's uid (store copy, spool.note_unmarked); the store makes one when None
 
     def __post_init__(self) -> None:
         if self.source not in RUN_SOURCES:

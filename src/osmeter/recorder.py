@@ -19,6 +19,7 @@ are recomputed from all of them (osmeter.repeats) and stored again.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Union
@@ -185,6 +186,7 @@ class RunRecorder:
         self.repetitions = repetitions  # how many probe streams are expected
         self.repetition = 0  # the one being fed, from 1
         self.run_id: int | None = None
+        self.uid: str | None = None  # the stored run's
         self.meta: Meta | None = None
         self.end: End | None = None  # of the repetition being fed
         self.ends: list[End] = []  # of every repetition that ended
@@ -247,6 +249,7 @@ class RunRecorder:
             raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` or "
                               "`osmeter-probe hotspots` holds a run")
         meta_without_machine = {k: v for k, v in meta.raw.items() if k != "machine"}
+        self.uid = str(uuid.uuid4())
         self.run_id = self._store.create_run(
             NewRun(
                 label=self._context.label,
@@ -261,6 +264,7 @@ class RunRecorder:
                 meta=meta_without_machine,
                 host=self._context.host,
                 fleet=self._context.fleet,
+                uid=self.uid,
             )
         )
         self.meta = meta
@@ -417,9 +421,9 @@ class RunRecorder:
         event = None
         for record in records:
             event = fresh.feed(record)
-        lost, real = self.lost, self._real_store
+        lost, real, uid = self.lost, self._real_store, self.uid
         self.__dict__.update(fresh.__dict__)
-        self.lost, self._real_store = lost, real
+        self.lost, self._real_store, self.uid = lost, real, uid
         self.notes = [*fresh.notes]
         return event
 
@@ -467,7 +471,16 @@ class RunRecorder:
             self._real_store.finish_run(self.lost.run_id, "incomplete", end_time, why)
         except StoreError as e:
             self.mark_error = e
-            self.mark_later = spool.note_unmarked(getattr(self._real_store, "shown", ""), self.lost.run_id, end_time,
-                                                  why)
+            self.remember_unmarked("incomplete", why)
             return None
         return "incomplete"
+
+    def remember_unmarked(self, status: str, reason: str) -> None:
+        """The stored run could not be marked: noted for the next osmeter that
+        opens its store (spool.note_unmarked); mark_later says if it was."""
+        run_id = self.lost.run_id if self.lost is not None else self.run_id
+        if run_id is None or self.uid is None:
+            return
+        end_time = self.end.end_time if self.end is not None else utc_now()
+        self.mark_later = spool.note_unmarked(self.uid, getattr(self._real_store, "shown", ""), run_id, status,
+                                              end_time, reason)

@@ -142,6 +142,9 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
                 continue  # blank lines carry nothing; `import` skips them too
             if spool is not None and line.error is None:
                 spool.write(line.text)
+                if recorder.lost is not None and not spool.ok:  # neither the store nor the spool keeps it
+                    problem = f"the measuring stopped: {spool.error}"
+                    break
             try:
                 if line.error is not None:
                     raise RecordError(line.error)
@@ -266,14 +269,21 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
     if recorder.lost is not None:
         spool.close()
         raise _store_lost(recorder, spool, opts.label, getattr(store, "shown", None), problem_text(outcome, recorder))
-    spool.discard()
+    spool.discard()  # the store holds every result
     for warning in recorder.warnings:
         textsafe.say("warning", warning)
     if recorder.run_id is None:
         assert outcome.signal is not None  # drive() raised for every other way of ending here
         name = signame(outcome.signal)
         raise Interrupted(outcome.signal, f"interrupted by {name} before the run started; nothing stored")
-    status = recorder.finish(problem_text(outcome, recorder))
+    try:
+        status = recorder.finish(problem_text(outcome, recorder))
+    except StoreError as e:
+        wanted = "incomplete" if problem_text(outcome, recorder) else "complete"
+        recorder.remember_unmarked(wanted, problem_text(outcome, recorder) or "marked after its store failed")
+        later = "the next osmeter that opens this store marks it" if recorder.mark_later else "it stays running"
+        raise StoreError(f"{e.message}\nrun {recorder.run_id} holds every result but could not be marked "
+                         f"{wanted}; {later}") from None
     assert status is not None
     for note in recorder.notes:
         textsafe.say("note", note)
@@ -311,9 +321,14 @@ def _store_lost(recorder: RunRecorder, spool: Spool, label: str | None, shown: s
         kept = (f"run {lost.run_id} keeps the {lost.stored} result(s) stored before, and could not be marked "
                 "incomplete now (the store still fails)" + later)
     done = f"{len(recorder.results)} result(s)" + (f" in {len(spool.files)} repetitions" if len(spool.files) > 1 else "")
-    return StoreError(f"the store failed during the run: {lost.error.message}\n{kept}; the measuring went on "
-                      f"and all {done} are in {files}\nstore them, as a new run, with:\n"
-                      f"  osmeter import{store}{label_opt} {files}")
+    if spool.ok:
+        return StoreError(f"the store failed during the run: {lost.error.message}\n{kept}; the measuring went on "
+                          f"and all {done} are in {files}\nstore them, as a new run, with:\n"
+                          f"  osmeter import{store}{label_opt} {files}")
+    return StoreError(f"the store failed during the run: {lost.error.message}\n{kept}; the measuring went on into "
+                      f"the spool until {spool.error}, and stopped there: {done} in {files}\nstore what they hold, "
+                      f"as a new incomplete run, with:\n"
+                      f"  osmeter import --allow-incomplete{store}{label_opt} {files}")
 
 
 def note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
@@ -326,8 +341,12 @@ def note_unexpected_exit(recorder: RunRecorder, returncode: int) -> None:
 
 
 def try_finish(recorder: RunRecorder, problem: str) -> None:
-    """Best effort: the store may be failing, so marking the run may fail too."""
+    """Best effort: the store may be failing, so marking the run may fail
+    too; then it is noted for the next osmeter that opens the store."""
     try:
         recorder.finish(problem)
-    except Exception:
-        pass
+    except Exception:  # noqa: BLE001
+        try:
+            recorder.remember_unmarked("incomplete", problem)
+        except Exception:  # noqa: BLE001 (never hide the error being raised)
+            pass

@@ -96,28 +96,32 @@ class Spool:
 
 
 # --- runs left unmarked ------------------------------------------------
-# A run whose store failed for good cannot be marked incomplete then; it is
-# noted here (the store as shown: a URL without its password) and marked by
-# the next osmeter that opens that store (osmeter.store.open_store).
+# A run whose store failed for good cannot be marked then; it is noted here
+# by its uid (the store as shown, a URL without its password, only for
+# messages) and marked by the next osmeter that opens the store holding a
+# run of that uid still `running` (osmeter.store.open_store).
 
 PENDING = "unmarked.jsonl"
 MAX_PENDING_BYTES = 1024 * 1024
+_KEYS = {"uid": str, "store": str, "run": int, "status": str, "end_time": str, "reason": str}
 
 
-def note_unmarked(shown: str, run_id: int, end_time: str, reason: str, directory: Path | None = None) -> bool:
-    """Remember that run `run_id` of store `shown` is to be marked incomplete; False if it cannot be."""
+def note_unmarked(uid: str, shown: str, run_id: int, status: str, end_time: str, reason: str,
+                  directory: Path | None = None) -> bool:
+    """Remember that the run of `uid` is to be marked `status`; False if it cannot be."""
     directory = directory if directory is not None else spool_dir()
+    entry = {"uid": uid, "store": shown, "run": run_id, "status": status, "end_time": end_time, "reason": reason}
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(directory / PENDING, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"store": shown, "run": run_id, "end_time": end_time, "reason": reason}) + "\n")
+            f.write(json.dumps(entry) + "\n")
         return True
     except OSError:
         return False
 
 
-def unmarked(shown: str, directory: Path | None = None) -> list[dict[str, Any]]:
-    """The runs of store `shown` left to mark (a damaged or oversized file: none)."""
+def unmarked(directory: Path | None = None) -> list[dict[str, Any]]:
+    """The runs left to mark (a damaged line is skipped; an oversized file: none)."""
     path = (directory if directory is not None else spool_dir()) / PENDING
     try:
         if not path.is_file() or path.stat().st_size > MAX_PENDING_BYTES:
@@ -125,24 +129,15 @@ def unmarked(shown: str, directory: Path | None = None) -> list[dict[str, Any]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if (isinstance(entry, dict) and entry.get("store") == shown and isinstance(entry.get("run"), int)
-                and isinstance(entry.get("end_time"), str) and isinstance(entry.get("reason"), str)):
-            out.append(entry)
-    return out
+    return [e for e in map(_entry, lines) if e is not None]
 
 
-def forget_unmarked(shown: str, run_ids: set[int], directory: Path | None = None) -> None:
-    """Entries of store `shown` for these runs removed (the file removed when none is left)."""
+def forget_unmarked(uids: set[str], directory: Path | None = None) -> None:
+    """The entries of these runs removed (the file removed when none is left)."""
     path = (directory if directory is not None else spool_dir()) / PENDING
     try:
         kept = [line for line in path.read_text(encoding="utf-8").splitlines()
-                if not _is_entry(line, shown, run_ids)]
+                if (e := _entry(line)) is not None and e["uid"] not in uids]
         if kept:
             tmp = path.with_suffix(".tmp")
             tmp.write_text("".join(k + "\n" for k in kept), encoding="utf-8")
@@ -153,9 +148,11 @@ def forget_unmarked(shown: str, run_ids: set[int], directory: Path | None = None
         pass
 
 
-def _is_entry(line: str, shown: str, run_ids: set[int]) -> bool:
+def _entry(line: str) -> dict[str, Any] | None:
     try:
         entry = json.loads(line)
     except ValueError:
-        return False
-    return isinstance(entry, dict) and entry.get("store") == shown and entry.get("run") in run_ids
+        return None
+    if not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _KEYS.items()):
+        return None
+    return entry

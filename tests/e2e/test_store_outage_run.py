@@ -96,3 +96,45 @@ def test_a_store_that_cannot_even_be_marked_says_so(cli, real_probe: str, store_
 def test_the_spool_is_removed_when_the_store_held(cli, real_probe: str, store_path: Path) -> None:
     assert cli("run", *NAMES[:2], *TINY).code == 0
     assert not spool_dir().exists() or list(spool_dir().iterdir()) == []
+
+
+def test_a_spool_that_fails_after_the_store_stops_the_measuring(cli, real_probe: str, store_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the store nor the spool keeps what follows: the run stops and says what the files hold."""
+    from osmeter.spool import Spool
+
+    _fail_after(monkeypatch, 1)
+    real_write = Spool.write
+    lines = {"n": 0}
+
+    def write(self, line: str) -> None:
+        lines["n"] += 1
+        if lines["n"] > 12:  # well after the store failed (meta, progress, samples, result, ...)
+            self.error = "cannot write the spool: No space left on device"
+            return
+        real_write(self, line)
+
+    monkeypatch.setattr(Spool, "write", write)
+    r = cli("run", *NAMES, *TINY, "--repeat", "1")
+    assert r.code == errors.EXIT_STORE, r.err
+    assert "stopped there" in r.err and "--allow-incomplete" in r.err, r.err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("incomplete",)]
+
+
+def test_a_run_left_to_mark_is_matched_by_uid_not_by_id(cli, store_path: Path) -> None:
+    """A run 1, running (a live run), of a store shown by the same name is not the run a failed store
+    left (another file of that name, or one made anew): untouched."""
+    from osmeter.spool import note_unmarked, unmarked
+    from osmeter.store import open_store
+
+    from ..synthetic import add_run
+
+    add_run(store_path, [("syscall.null", {}, "ns", [1.0, 2.0, 3.0])])
+    store = open_store(str(store_path), create=True)
+    store.finish_run(1, "running", "2026-11-28T00:00:00Z", None)
+    store.close()
+    assert note_unmarked("uid-of-another-store", str(store_path), 1, "incomplete", "2026-11-28T00:00:00Z", "lost")
+    r = cli("runs")
+    assert r.code == 0 and "marked run" not in r.err
+    assert db_rows(store_path, "SELECT status FROM runs") == [("running",)]
+    assert [e["uid"] for e in unmarked()] == ["uid-of-another-store"]  # kept for its own store

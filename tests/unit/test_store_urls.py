@@ -26,6 +26,7 @@ SECRET = "Xyzzy12345"
     ("postgresql://u:p/x?y@h/db", "postgresql://u@h/db"),
     ("postgresql:u:Xyzzy12345@h/db", "postgresql:***"),
     ("postgres:Xyzzy12345", "postgres:***"),
+    ("postgresql+psycopg2:u:Xyzzy12345@h/db", "postgresql+psycopg2:***"),
 ])
 def test_redact(url: str, shown: str) -> None:
     assert redact(url) == shown
@@ -71,3 +72,11 @@ def test_cli_never_prints_the_password(cli) -> None:
                 "postgresql:u:Xyzzy12345@h/db"):
         r = cli("runs", "--store", url)
         assert r.code == errors.EXIT_STORE and SECRET not in r.err + r.out, r.err
+
+
+def test_fleet_keeps_a_bare_postgresql_location_without_its_password(cli, tmp_path) -> None:
+    inventory = tmp_path / "inv"
+    inventory.write_text("[all]\nlocalhost ansible_connection=local\n")
+    r = cli("fleet", "run", str(inventory), "--suite", "quick", "--resume", "f-none",
+            "--store", "postgresql+psycopg2:u:Xyzzy12345@h/db")
+    assert SECRET not in r.out + r.err, r.err

@@ -35,6 +35,7 @@ from ..probe import PROBE_USAGE_EXIT, ProbeProcess, locate_probe, probe_message
 from ..runner import SUITES, RunOptions, probe_argv
 from ..store import ENV_STORE, describe, open_store, resolve_location
 from ..store.base import Store
+from ..store.urls import scheme_without_slashes
 from .options import add_store_option, positive_float, positive_int
 from .run import param_assignment
 
@@ -165,7 +166,9 @@ def _kept_store(location: str) -> str:
     """The store as the fleet state keeps it: an SQLite file by its absolute
     path (a --resume from another directory finds the same file), a URL
     without its password."""
-    return describe(location) if "://" in location else str(Path(location).expanduser().resolve())
+    if "://" in location or scheme_without_slashes(location):
+        return describe(location)
+    return str(Path(location).expanduser().resolve())
 
 
 def _summary(st: fleet_state.FleetState, hosts: list[str], done_before: dict[str, int], store: Store) -> int:

@@ -15,7 +15,7 @@ from typing import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import spool, textsafe
-from ..errors import NotFoundError, StoreError, UsageError
+from ..errors import StoreError, UsageError
 from .base import Store
 from .urls import SCHEMES, redact, scheme_without_slashes
 
@@ -92,21 +92,22 @@ def open_store(location: str, *, create: bool) -> SQLStore:
 
 
 def _mark_unmarked(store: SQLStore) -> SQLStore:
-    """Runs a failing store left `running` (spool.note_unmarked) marked
-    incomplete, now that it can be opened; a store that still refuses keeps
+    """Runs a failing store left `running` (spool.note_unmarked) marked, now
+    that a store holding them is open; matched by uid, so another store's
+    run of the same id is never touched. A store that still refuses keeps
     them for the next time."""
-    pending = spool.unmarked(store.shown)
     done = set()
-    for entry in pending:
+    for entry in spool.unmarked():
         try:
-            if store.run(str(entry["run"])).status == "running":
-                store.finish_run(entry["run"], "incomplete", entry["end_time"], entry["reason"])
-                textsafe.say("note", f"marked run {entry['run']} incomplete: {entry['reason']}")
-            done.add(entry["run"])
-        except NotFoundError:
-            done.add(entry["run"])
+            run_id = store.run_with_uid(entry["uid"])
+            if run_id is None:
+                continue  # a run of another store
+            if store.run(str(run_id)).status == "running":
+                store.finish_run(run_id, entry["status"], entry["end_time"], entry["reason"])
+                textsafe.say("note", f"marked run {run_id} {entry['status']}: {entry['reason']}")
+            done.add(entry["uid"])
         except StoreError:
             pass
     if done:
-        spool.forget_unmarked(store.shown, done)
+        spool.forget_unmarked(done)
     return store

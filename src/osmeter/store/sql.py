@@ -238,7 +238,7 @@ class SQLStore:
         row = {"label": run.label, "start_time": run.start_time, "status": "running", "source": run.source,
                "osmeter_version": run.osmeter_version, "probe_version": run.probe_version, "suite": run.suite,
                "argv": _json(run.argv), "params": _json(run.params), "machine": _json(run.machine),
-               "meta": _json(run.meta), "host": run.host, "fleet": run.fleet, "uid": str(uuid.uuid4())}
+               "meta": _json(run.meta), "host": run.host, "fleet": run.fleet, "uid": run.uid or str(uuid.uuid4())}
 
         def create() -> int:  # a try whose commit was lost may have stored it: found by its uid
             with self._write():

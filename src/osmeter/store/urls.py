@@ -58,7 +58,10 @@ def split(url: str) -> Parts | None:
 def scheme_without_slashes(location: str) -> str | None:
     """`postgresql` for `postgresql:u:pw@h/db` (a PostgreSQL scheme without '//'), else None."""
     m = _NO_SLASHES.match(location)
-    return m.group("scheme") if m and m.group("scheme").lower() in SCHEMES else None
+    if m is None:
+        return None
+    scheme = m.group("scheme")
+    return scheme if scheme.lower().split("+", 1)[0] in SCHEMES else None  # postgresql+psycopg2: too
 
 
 def secret_key(key: str) -> bool:
