@@ -125,3 +125,36 @@ def test_connect_args_leave_what_the_url_sets() -> None:
     assert args["options"] == "-c statement_timeout=60000" and args["keepalives"] == 1
     assert "options" not in connect_args({"options": "-c search_path=x"}, 60)
     assert connect_args({"connect_timeout": "3"}, 60).get("connect_timeout") is None
+
+
+def test_opening_and_an_import_lock_wait_without_the_statement_timeout(pg_server, monkeypatch) -> None:
+    """Waiting for another's migration or import is not a stalled server."""
+    monkeypatch.setenv("OSMETER_STORE_TIMEOUT", "1")
+    url = pg_server.database()
+    holder = open_store(url, create=True)
+    waiter = open_store(url, create=True)
+    try:
+        assert waiter._conn.exec_driver_sql("SHOW statement_timeout").scalar_one() == "1s"  # noqa: SLF001
+        waiter._conn.commit()  # noqa: SLF001
+        digest = "ab" * 32
+        with holder.transaction():
+            holder.lock_content([digest])
+            import threading
+
+            took = []
+
+            def wait() -> None:
+                started = time.monotonic()
+                with waiter.transaction():
+                    waiter.lock_content([digest])
+                took.append(time.monotonic() - started)
+
+            t = threading.Thread(target=wait)
+            t.start()
+            time.sleep(2.5)  # past the 1 s statement timeout: still waiting, not failed
+            assert t.is_alive() and took == []
+        t.join(timeout=30)
+        assert len(took) == 1 and took[0] >= 2
+    finally:
+        holder.close()
+        waiter.close()

@@ -109,11 +109,35 @@ class PostgresStore(SQLStore):
     KIND = "a PostgreSQL database"
     BACKEND = "postgresql"
     timeout_s = DEFAULT_TIMEOUT_S
+    _unbounded = False
+
+    def _prepare(self, *, create: bool) -> None:
+        """Opening waits as long as another osmeter's migration takes, and a
+        migration of a large store may take longer than a statement may:
+        both run without the statement timeout or the cut."""
+        self._statement_timeout(0)
+        try:
+            super()._prepare(create=create)
+        finally:
+            try:
+                self._statement_timeout(self.timeout_s)
+            except (sa.exc.SQLAlchemyError, StoreError):
+                pass  # the error being raised says more
+
+    def _statement_timeout(self, seconds: float) -> None:
+        """The session's statement_timeout (0: none); the cut is off while it is 0."""
+        if "options" in (self._engine.url.query or {}):
+            return  # the URL's own options set it
+        self._conn.exec_driver_sql(f"SET statement_timeout = {int(seconds * 1000)}")
+        self._conn.commit()
+        self._unbounded = seconds == 0
 
     def _call(self, doing: str, fn: Any) -> Any:
         """As SQLStore's, and a server that does not answer within timeout_s
         (stopped, or a network that drops everything) has its connection cut
         here: the statement timeout cannot fire in a server that does not run."""
+        if self._unbounded:  # waiting on purpose: for another's migration or import
+            return super()._call(doing, fn)
         fired = threading.Event()
         fd = self._socket()
 
@@ -196,8 +220,23 @@ class PostgresStore(SQLStore):
 
     def lock_content(self, digests: Sequence[str]) -> None:
         """Transaction-level advisory locks, one per digest (its first 60 bits), taken in order."""
-        for key in sorted({int(d[:15], 16) for d in digests if d}):
-            self._call("write to", lambda: self._conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({key})"))
+        keys = sorted({int(d[:15], 16) for d in digests if d})
+        if not keys:
+            return
+        # Another import of these files holds them until it commits, however
+        # long that takes: waited for without the statement timeout or the cut.
+        own = "options" not in (self._engine.url.query or {})  # else the URL's statement_timeout rules
+        self._unbounded = True
+        try:
+            if own:
+                self._call("write to", lambda: self._conn.exec_driver_sql("SET LOCAL statement_timeout = 0"))
+            for key in keys:
+                self._call("write to", lambda: self._conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({key})"))
+            if own:
+                ms = int(self.timeout_s * 1000)
+                self._call("write to", lambda: self._conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}"))
+        finally:
+            self._unbounded = False
 
     def _check_writable(self) -> None:
         """A real (rolled back) write, so a store the user may not write to fails now."""
