@@ -47,11 +47,13 @@ def read_bounded(path: Path | str, max_bytes: int, *, what: str = "file", error:
     idle_s = IDLE_S if idle_s is None else idle_s
     total_s = TOTAL_S if total_s is None else total_s
     shown = "standard input" if stdin and str(path) == "-" else str(path)
+    restore_blocking = False
     if stdin and str(path) == "-":
         try:
             fd = os.dup(sys.stdin.fileno())
         except (OSError, AttributeError, ValueError):
             raise error(f"cannot read the {what} from standard input: it is closed") from None
+        restore_blocking = os.get_blocking(fd)  # O_NONBLOCK is shared with fd 0: put back after
         os.set_blocking(fd, False)
     else:
         try:
@@ -73,6 +75,11 @@ def read_bounded(path: Path | str, max_bytes: int, *, what: str = "file", error:
     except OSError as e:
         raise error(f"cannot read the {what} {shown}: {e.strerror}") from None
     finally:
+        if restore_blocking:
+            try:
+                os.set_blocking(fd, True)
+            except OSError:
+                pass
         os.close(fd)
 
 

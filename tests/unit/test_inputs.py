@@ -45,3 +45,17 @@ def test_text_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     f.write_bytes(b"ok\nbad \xff\n")
     with pytest.raises(UsageError, match="not UTF-8 text \\(line 2"):
         inputs.read_text_bounded(f, 100)
+
+
+def test_standard_input_is_left_blocking_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """O_NONBLOCK set on a dup of fd 0 is set on the shell's terminal too: it is put back."""
+    import io
+    import sys
+
+    r, w = os.pipe()
+    os.write(w, b"data\n")
+    os.close(w)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.FileIO(r, closefd=True)))
+    assert os.get_blocking(r)
+    assert inputs.read_bounded("-", 100, stdin=True) == b"data\n"
+    assert os.get_blocking(r)
