@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import compare as cmp
 from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
 from .model import BenchResult, RunInfo
 from .stats import FloatArray
-from .store.base import Store
 from .sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+
+if TYPE_CHECKING:
+    from .store.sql import SQLStore
 
 BY_CHOICES = ("host", "kernel", "label")
 LATEST = "latest"
@@ -80,27 +82,20 @@ def natural_key(text: str) -> tuple[Any, ...]:
 # --- the runs of a fleet run ---------------------------------------------------
 
 
-def fleets(runs: Sequence[RunInfo]) -> dict[str, list[RunInfo]]:
-    out: dict[str, list[RunInfo]] = {}
-    for r in runs:
-        if r.fleet:
-            out.setdefault(r.fleet, []).append(r)
-    return out
-
-
-def fleet_runs(store: Store, ref: str) -> tuple[str, list[RunInfo]]:
+def fleet_runs(store: SQLStore, ref: str) -> tuple[str, list[RunInfo]]:
     """The fleet run `ref` (its id, or `latest`: the one whose first run started last)
-    and all its runs. NotFoundError (exit 6, as for an unknown run id) when there is none."""
-    known = fleets(store.runs())
+    and all its runs. NotFoundError (exit 6, as for an unknown run id) when there is none.
+    Only the fleet run's own runs are read (a store holds thousands of others)."""
+    known = store.fleet_starts()
     if not known:
         raise NotFoundError(f"the store {store.shown} holds no fleet run (`osmeter fleet run INVENTORY` makes one)")
     if ref == LATEST:
-        ref = max(known, key=lambda f: (min(r.start_time for r in known[f]), f))
+        ref = max(known, key=lambda f: (known[f], f))
     if ref not in known:
-        newest = sorted(known, key=lambda f: min(r.start_time for r in known[f]), reverse=True)
+        newest = sorted(known, key=lambda f: known[f], reverse=True)
         shown = ", ".join(newest[:10]) + (f" and {len(newest) - 10} more" if len(newest) > 10 else "")
         raise NotFoundError(f"no fleet run {ref!r} in the store {store.shown}; its fleet runs: {shown}")
-    return ref, known[ref]
+    return ref, store.fleet_runs(ref)
 
 
 # --- columns ----------------------------------------------------------------------
@@ -198,6 +193,7 @@ class ByOutcome:
     rows: list[Row]
     differences: list[cmp.Difference]  # the machine facts that differ between the columns' runs
     fleet: str | None = None
+    read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
 
     @property
     def comparisons(self) -> list[cmp.Comparison]:
@@ -213,7 +209,7 @@ Picked = tuple[RunInfo, BenchResult]
 class _Index:
     """Every column's results by instance, read once."""
 
-    def __init__(self, store: Store, columns: Sequence[Column]) -> None:
+    def __init__(self, store: SQLStore, columns: Sequence[Column]) -> None:
         self.store = store
         self.by_run: dict[int, dict[Key, BenchResult]] = {}
         for col in columns:
@@ -245,9 +241,10 @@ def _not_ok(picked: Picked | None) -> Cell | None:
     return None
 
 
-def _compare_cell(index: _Index, picked: Picked | None, base: Picked | None, base_samples: list[Any],
-                  threshold: float) -> Cell:
-    """One column's cell against the baseline's result; base_samples caches [samples, resampled medians]."""
+def _compare_cell(picked: Picked | None, base: Picked | None, samples_of: dict[tuple[int, int], Any],
+                  base_medians: list[Any], threshold: float) -> Cell:
+    """One column's cell against the baseline's result; `samples_of` holds the row's
+    samples by (run id, seq), base_medians caches the baseline's resampled medians."""
     bad = _not_ok(picked)
     if bad is not None:
         return bad
@@ -261,17 +258,16 @@ def _compare_cell(index: _Index, picked: Picked | None, base: Picked | None, bas
     b_run, b = base
     if res.unit != b.unit:
         return Cell(OTHER_UNIT, run.id, median=median, reason=f"measured in {res.unit}, the baseline in {b.unit}")
-    if not base_samples:
-        samples = index.store.samples(b_run.id, b.seq)
-        medians = cmp.baseline_resampled_medians(samples) if samples is not None else None
-        base_samples.extend([samples, medians])
-    samples = index.store.samples(run.id, res.seq)
-    if base_samples[0] is None or samples is None:
+    base_samples = samples_of.get((b_run.id, b.seq))
+    if not base_medians:
+        base_medians.append(cmp.baseline_resampled_medians(base_samples) if base_samples is not None else None)
+    samples = samples_of.get((run.id, res.seq))
+    if base_samples is None or samples is None:
         return Cell(NO_SAMPLES, run.id, median=median,
                     reason="the baseline has no stored samples" if samples is not None else "no stored samples")
     comparison = cmp.compare_instance(
-        compared_instance(b, base_samples[0]), compared_instance(res, samples),
-        run_id=run.id, baseline_id=b_run.id, threshold=threshold, baseline_medians=base_samples[1],
+        compared_instance(b, base_samples), compared_instance(res, samples),
+        run_id=run.id, baseline_id=b_run.id, threshold=threshold, baseline_medians=base_medians[0],
     )
     return Cell(COMPARED, run.id, comparison, median=median)
 
@@ -279,6 +275,9 @@ def _compare_cell(index: _Index, picked: Picked | None, base: Picked | None, bas
 def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float) -> Row:
     picks = [index.pick(col, key) for col in columns]
     base = picks[first]
+    # the samples of every ok cell of the row, in one read (a query per result is slow on a large store)
+    samples_of = index.store.samples_of([(p[0].id, p[1].seq) for p in picks
+                                         if p is not None and p[1].status == "ok" and p[1].summary is not None])
     cache: list[FloatArray | None] = []
     cells = []
     for i, (col, picked) in enumerate(zip(columns, picks)):
@@ -286,7 +285,7 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
             cell = _not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
                                            median=picked[1].summary.median if picked and picked[1].summary else None)
         else:
-            cell = _compare_cell(index, picked, base, cache, threshold)
+            cell = _compare_cell(picked, base, samples_of, cache, threshold)
         if cell.run_id is not None and cell.run_id != col.run.id:
             col.filled[cell.run_id] = col.filled.get(cell.run_id, 0) + 1
         cells.append(cell)
@@ -295,7 +294,7 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
     return Row(key, key[0], dict(present[0][1].params), unit, cells)
 
 
-def compare_by(store: Store, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,
+def compare_by(store: SQLStore, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,
                fleet: str | None = None) -> ByOutcome:
     """Group `runs` into columns by `by` and compare every column with the baseline column."""
     columns = columns_of(runs, by)
@@ -307,10 +306,18 @@ def compare_by(store: Store, runs: Sequence[RunInfo], by: str, baseline: str | N
     # back into the columns' order (fact_differences puts the baseline first for its list deltas)
     back = [order.index(i) for i in range(len(columns))]
     differences = [cmp.Difference(d.key, tuple(d.values[j] for j in back)) for d in diffs]
-    return ByOutcome(by, columns, first, threshold, rows, differences, fleet)
+    read = {run_id: list(results.values()) for run_id, results in index.by_run.items()}
+    return ByOutcome(by, columns, first, threshold, rows, differences, fleet, read)
 
 
-def select_runs(store: Store, refs: Sequence[str], fleet: str | None) -> tuple[str | None, list[RunInfo]]:
+def results_of(store: SQLStore, outcome: ByOutcome | None, runs: Sequence[RunInfo]) -> list[BenchResult]:
+    """Every result of `runs`, in order (for the instances' labels): those the
+    comparison read are not read again."""
+    read = outcome.read if outcome is not None else {}
+    return [x for r in runs for x in (read[r.id] if r.id in read else store.results(r.id))]
+
+
+def select_runs(store: SQLStore, refs: Sequence[str], fleet: str | None) -> tuple[str | None, list[RunInfo]]:
     """The runs --fleet ID and the RUN arguments name (each once), and the fleet's id."""
     runs: list[RunInfo] = []
     fleet_id = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import compare as cmp
 from . import counters as ctr
@@ -19,6 +19,9 @@ from .records import canonical_params, describe_instance
 from .repeats import uncertainty
 from .stats import FloatArray
 from .store.base import Store
+
+if TYPE_CHECKING:
+    from .store.sql import SQLStore
 
 Key = tuple[str, str, int]  # bench, canonical params, occurrence (a run may repeat an instance)
 
@@ -41,6 +44,7 @@ class Outcome:
     not_compared: list[str] = field(default_factory=list)
     counter_notes: list[str] = field(default_factory=list)  # counters not counted, once per reason
     profile_links: list[dict[str, Any]] = field(default_factory=list)  # osmeter hotspots: profiles in both runs
+    read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
     _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
 
     def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta]) -> None:
@@ -76,7 +80,7 @@ def _label(key: Key) -> str:
     return describe_instance(key[0], json.loads(key[1])) + (f" (#{key[2] + 1})" if key[2] else "")
 
 
-def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
+def compare_runs(store: SQLStore, runs: Sequence[RunInfo], threshold: float,
                  stats: Sequence[str] | None = None) -> Outcome:
     """Every instance ok in the baseline and in another run, compared; the rest
     listed. `stats` (--stat): the extra statistics for every instance; None:
@@ -86,7 +90,7 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
     other_results = {r.id: store.results(r.id) for r in others}
     base = instance_keys(base_results)
     other_keys = {r.id: instance_keys(other_results[r.id]) for r in others}
-    outcome = Outcome(list(runs))
+    outcome = Outcome(list(runs), read={base_run.id: base_results, **other_results})
     outcome.counter_notes = counter_notes(runs, [base_results, *other_results.values()])
     reasons: dict[str, list[str]] = {}  # reason -> runs
 
@@ -99,6 +103,10 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
                 if key in other_keys[r.id]:
                     note(key, f"{b.status} in the baseline ({b.reason})", r.id)
             continue
+        # the samples this instance is compared on, in one read (a query per result is slow on a large store)
+        wanted = [(r.id, o.seq) for r in others if (o := other_keys[r.id].get(key)) is not None
+                  and o.status == "ok" and o.summary is not None and o.unit == b.unit]
+        samples_of = store.samples_of([(base_run.id, b.seq), *wanted]) if wanted else {}
         base_samples = None
         base_medians = None
         for r in others:
@@ -112,9 +120,9 @@ def compare_runs(store: Store, runs: Sequence[RunInfo], threshold: float,
             if o.unit != b.unit:
                 note(key, f"measured in {o.unit}, the baseline in {b.unit}", r.id)
                 continue
-            other_samples = store.samples(r.id, o.seq)
+            other_samples = samples_of[(r.id, o.seq)]
             if base_samples is None:
-                base_samples = store.samples(base_run.id, b.seq)
+                base_samples = samples_of[(base_run.id, b.seq)]
                 if base_samples is None:
                     note(key, "the baseline has no stored samples", r.id)
                     break

@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         outcome = compare_runs(store, runs, threshold, args.stat)
         outcome.profile_links = diff_links(store, runs)
         # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
-        labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in store.results(r.id)])
+        labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]])
     finally:
         store.close()
     if output is not None:

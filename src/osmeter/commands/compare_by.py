@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         fleet, runs = cb.select_runs(store, args.runs, args.fleet)
         outcome = cb.compare_by(store, runs, args.by, args.baseline, threshold, fleet)
-        labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in store.results(r.id)])
+        labels = nm.InstanceLabels(nm.row_names(args.names), cb.results_of(store, outcome, runs))
     finally:
         store.close()
     as_json = args.json or (args.format == "json" and output is None)

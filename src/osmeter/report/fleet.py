@@ -124,7 +124,7 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
     except UsageError as e:
         note = e.message
     ordered = [r for c in columns for r in c.runs]
-    labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in store.results(r.id)])
+    labels = nm.InstanceLabels(nm.row_names(names), cb.results_of(store, outcome, ordered))
     reports = build_reports(store, [str(r.id) for r in ordered])
     unstored = unstored_hosts(fleet, {h.host for h in hosts})
     return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports, unstored)

@@ -392,24 +392,28 @@ class SQLStore:
         " FROM runs"
     )
 
-    def _run_from_row(self, row: Any) -> RunInfo:
+    def _run_from_row(self, row: Any, shared: dict[str, Any] | None = None) -> RunInfo:
         try:
-            return decode.run(row)
+            return decode.run(row, shared)
         except Corrupt as e:
             raise self._corrupt(row["id"], e) from None
 
     def runs(self) -> list[RunInfo]:
-        return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
+        with decode.bulk():
+            return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
 
     def readable_runs(self) -> tuple[list[RunInfo], list[StoreError]]:
         """Every run that can be read, and why each other one cannot (`osmeter
-        runs` lists the first and names the second)."""
+        runs` lists the first and names the second). The runs of one machine
+        description share its decoded object (decode.run): read-only."""
         good, damaged = [], []
-        for row in self._read(self._RUNS_SQL + " ORDER BY runs.id"):
-            try:
-                good.append(self._run_from_row(row))
-            except StoreError as e:
-                damaged.append(e)
+        shared: dict[str, Any] = {}
+        with decode.bulk():
+            for row in self._read(self._RUNS_SQL + " ORDER BY runs.id"):
+                try:
+                    good.append(self._run_from_row(row, shared))
+                except StoreError as e:
+                    damaged.append(e)
         return good, damaged
 
     def run(self, ref: str) -> RunInfo:
@@ -432,15 +436,16 @@ class SQLStore:
         return self._run_from_row(rows[0])
 
     def results(self, run_id: int) -> list[BenchResult]:
-        rows = self._read(
-            f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, flags, repetitions, "
-            f"{', '.join(SUMMARY_COLUMNS)} FROM results WHERE run_id = :r ORDER BY seq", {"r": run_id})
-        out = []
-        for r in rows:
-            try:
-                out.append(decode.result(r))
-            except Corrupt as e:
-                raise self._corrupt(run_id, e, r["seq"]) from None
+        with decode.bulk():
+            rows = self._read(
+                f"SELECT seq, bench, params, status, unit, reason, batch, extra, counters, record, flags, repetitions, "
+                f"{', '.join(SUMMARY_COLUMNS)} FROM results WHERE run_id = :r ORDER BY seq", {"r": run_id})
+            out = []
+            for r in rows:
+                try:
+                    out.append(decode.result(r))
+                except Corrupt as e:
+                    raise self._corrupt(run_id, e, r["seq"]) from None
         return out
 
     def samples(self, run_id: int, seq: int) -> FloatArray | None:
@@ -476,3 +481,47 @@ class SQLStore:
     def run_with_uid(self, uid: str) -> int | None:
         rows = self._read("SELECT id FROM runs WHERE uid = :u", {"u": uid})
         return int(rows[0]["id"]) if rows else None
+
+    # --- reading at scale (issue 27): only the rows a command needs ----------
+
+    def fleet_starts(self) -> dict[str, str]:
+        """Every fleet run's id and the start of its first run, in the order of
+        their first runs, read without decoding a run (compare --by --fleet,
+        report --fleet: which fleet runs there are, and the latest)."""
+        rows = self._read("SELECT fleet, min(start_time) AS first FROM runs "
+                          "WHERE fleet IS NOT NULL AND fleet <> '' GROUP BY fleet ORDER BY min(id)")
+        return {r["fleet"]: r["first"] for r in rows if isinstance(r["fleet"], str) and isinstance(r["first"], str)}
+
+    def fleet_runs(self, fleet: str) -> list[RunInfo]:
+        """The runs of the fleet run `fleet`, by id (index runs_fleet); as readable_runs, the
+        runs of one machine description share its decoded object."""
+        shared: dict[str, Any] = {}
+        with decode.bulk():
+            rows = self._read(self._RUNS_SQL + " WHERE runs.fleet = :f ORDER BY runs.id", {"f": fleet})
+            return [self._run_from_row(r, shared) for r in rows]
+
+    def samples_of(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], FloatArray | None]:
+        """The samples of many results, each (run id, seq), in a query per
+        distinct seq (most often one: an instance has one seq in every run of a
+        suite) rather than one per result; None where a result has none stored
+        or does not exist. For a row of compare's cells: the memory is one
+        instance's samples in each run, never whole runs'."""
+        by_seq: dict[int, list[int]] = {}
+        for run_id, seq in dict.fromkeys(wanted):
+            by_seq.setdefault(seq, []).append(run_id)
+        out: dict[tuple[int, int], FloatArray | None] = dict.fromkeys(wanted)
+        for seq, ids in by_seq.items():
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                args: dict[str, Any] = {f"r{j}": r for j, r in enumerate(chunk)}
+                args["s"] = seq
+                marks = ", ".join(f":r{j}" for j in range(len(chunk)))
+                for row in self._read(f"SELECT run_id, samples, n FROM results WHERE seq = :s AND run_id IN ({marks})",
+                                      args):
+                    if row["samples"] is None:
+                        continue
+                    try:
+                        out[(row["run_id"], seq)] = decode.samples(row["samples"], row["n"])
+                    except Corrupt as e:
+                        raise self._corrupt(row["run_id"], e, seq) from None
+        return out
