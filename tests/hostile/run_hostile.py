@@ -57,6 +57,16 @@ def _folded(work: Path, name: str, text: str) -> str:
     return str(path)
 
 
+DATA = Path(__file__).resolve().parents[1] / "data" / "run_x86_64.jsonl"
+
+
+def _seed(work: Path) -> None:
+    """Run 1 in the case's store: a probe file imported."""
+    subprocess.run([*OSMETER, "import", str(DATA), "--store", str(work / "store.db")], check=True,
+                   capture_output=True, env={**os.environ, "HOME": str(work / "home"),
+                                             "XDG_STATE_HOME": str(work / "home" / "state")})
+
+
 def cases(work: Path) -> list[Case]:
     deep = ";".join(f"f{i}" for i in range(100_000)) + " 7\n"
     fifo = work / "fifo"
@@ -78,12 +88,19 @@ def cases(work: Path) -> list[Case]:
         Case("hotspots ESC and NUL in frames", ["hotspots", "--show", "@ctl", "-o", "@out"],
              prepare=lambda w: (w / "ctl.folded").write_bytes(b"main;\x1b[31mred;nul\x00x 5\n")),
         Case("import /dev/zero", ["import", "/dev/zero"], expect_codes=(5,)),
-        Case("compare --expect /dev/zero", ["compare", "1", "1", "--expect", "/dev/zero"]),
-        Case("fleet run /dev/zero", ["fleet", "run", "/dev/zero"]),
+        Case("report --expect /dev/zero", ["report", "1", "--expect", "/dev/zero"], expect_codes=(2,),
+             prepare=_seed),
+        Case("report --expect FIFO", ["report", "1", "--expect", "@@expect-fifo"], expect_codes=(2,),
+             prepare=lambda w: (_seed(w), os.mkfifo(w / "expect-fifo"))),
+        Case("fleet run /dev/zero", ["fleet", "run", "/dev/zero", "--suite", "quick"], expect_codes=(2,)),
         Case("runs >&-", [], shell="OSM runs >&-"),
         Case("list >&-", [], shell="OSM list >&-"),
         Case("sysinfo >&-", [], shell="OSM sysinfo >&-"),
-        Case("store info >&-", [], shell="OSM store info >&-"),
+        Case("store info >&-", [], shell="OSM store info >&-", expect_codes=(12,), prepare=_seed),
+        Case("show 1 >&-", [], shell="OSM show 1 >&-", expect_codes=(12,), prepare=_seed),
+        Case("show 1 > /dev/full", [], shell="OSM show 1 > /dev/full", expect_codes=(12,), prepare=_seed),
+        Case("export 1 --format csv > /dev/full", [], shell="OSM export 1 --format csv > /dev/full",
+             expect_codes=(12,), prepare=_seed),
         Case("runs > /dev/full", [], shell="OSM runs > /dev/full"),
         Case("list > /dev/full", [], shell="OSM list > /dev/full"),
         Case("list 2>&-", [], shell="OSM list 2>&-"),
@@ -96,6 +113,8 @@ def _resolve(argv: list[str], work: Path) -> list[str]:
     for a in argv:
         if a == "@out":
             out.append(str(work / "out"))
+        elif a.startswith("@@"):
+            out.append(str(work / a[2:]))
         elif a.startswith("@"):
             out.append(str(work / f"{a[1:]}.folded"))
         else:
