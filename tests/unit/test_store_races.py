@@ -41,7 +41,7 @@ def test_imports_that_check_at_the_same_moment_store_once(store_at: StoreAt, mon
     from osmeter.recorder import RunContext
 
     open_store(store_at.location, create=True).close()
-    checked = threading.Barrier(2, timeout=2)
+    checked = threading.Barrier(2, timeout=5)
     real = ingest.refuse_imported_before
 
     def slow_check(*args, **kwargs):

@@ -77,6 +77,9 @@ def _copy(args: argparse.Namespace) -> int:
                          f"{f', {len(out.damaged)} damaged (not copied)' if out.damaged else ''}\n")
     for e in out.damaged:
         textsafe.say("error", e.message)
+    if out.running:
+        textsafe.say("warning", f"{len(out.running)} run(s) still running were not copied "
+                                f"({', '.join(map(str, out.running))}); copy again when they have ended")
     return EXIT_STORE if out.damaged else 0
 
 

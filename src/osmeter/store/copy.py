@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..errors import StoreError
+from .base import StoreConnectionLost
 from .sql import SQLStore
 
 _CHILDREN = ("results", "profiles", "imported_files")
@@ -48,12 +49,13 @@ def copy_run(src: SQLStore, dst: SQLStore, run_id: int) -> tuple[int | None, str
     if row["status"] == "running":
         return None, "running"
     present = dst.run_with_uid(row["uid"])
-    children = {t: [{k: v for k, v in r.items() if k != "id"} for r in src.raw_rows(t, run_id)] for t in _CHILDREN}
-    fields = {k: v for k, v in row.items() if k != "id"}
     if present is not None:
         (there,) = dst.raw_rows("runs", present)
         if there["status"] != "running":
             return present, "present"
+    children = {t: [{k: v for k, v in r.items() if k != "id"} for r in src.raw_rows(t, run_id)] for t in _CHILDREN}
+    fields = {k: v for k, v in row.items() if k != "id"}
+    if present is not None:
         dst.overwrite_run(present, fields, children)  # copied while it was going (by an older osmeter)
         return present, "updated"
     with dst.transaction():
@@ -82,7 +84,14 @@ def copy_runs(src: SQLStore, dst: SQLStore, run_ids: Sequence[int] | None,
             out.damaged.append(e)
             say(f"[{i}/{len(run_ids)}] run {run_id}: damaged, not copied")
             continue
-        new_id, done = copy_run(src, dst, run_id)
+        try:
+            new_id, done = copy_run(src, dst, run_id)
+        except StoreConnectionLost:
+            raise  # the destination is gone: nothing more can be copied
+        except StoreError as e:  # this run refused (a second complete run of a fleet host): the others go on
+            out.damaged.append(StoreError(f"run {run_id} not copied: {e.message}"))
+            say(f"[{i}/{len(run_ids)}] run {run_id}: refused by the destination, not copied")
+            continue
         if new_id is None:
             out.running.append(run_id)
             say(f"[{i}/{len(run_ids)}] run {run_id}: still running, not copied (copy it again when it has ended)")
