@@ -229,7 +229,8 @@ def test_load_without_pandas_says_what_to_install(store_path: Path, monkeypatch:
 
 def test_store_failure_mid_run_keeps_what_finished(cli, fake_probe: FakeProbe, store_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A full disk on the third result: exit 3, two results kept, run incomplete, probe stopped."""
+    """A full disk on the third result: exit 3, two results kept, run incomplete, the rest measured
+    into the spool (issue 27), no process left."""
     from osmeter.store.sqlite import SQLiteStore
 
     real_add = SQLiteStore.add_result
@@ -244,9 +245,9 @@ def test_store_failure_mid_run_keeps_what_finished(cli, fake_probe: FakeProbe, s
     r = cli("run")
     assert r.code == errors.EXIT_STORE and "disk is full" in r.err
     assert db_rows(store_path, "SELECT bench FROM results ORDER BY seq") == [("cpu.call",), ("syscall.null",)]
-    assert db_rows(store_path, "SELECT status, status_reason FROM runs") == [
-        ("incomplete", "the store could not be written")
-    ]
+    [(status, reason)] = db_rows(store_path, "SELECT status, status_reason FROM runs")
+    assert status == "incomplete" and reason.startswith("the store failed after 2 result(s)"), reason
+    assert "the measuring went on" in r.err and "osmeter import" in r.err
     assert fake_probe.processes() == []
 
 

@@ -44,12 +44,15 @@ def test_the_table_has_a_row_per_command_and_a_time_per_backend(tmp_path: Path) 
 
 def test_stopped_half_way_it_leaves_nothing(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
-    p = subprocess.Popen([sys.executable, str(SCRIPT), "--runs", "20", "--results", "5", "--backends", "sqlite"],
+    # a store large enough that the script is still building or timing it when the signal comes
+    p = subprocess.Popen([sys.executable, str(SCRIPT), "--runs", "5000", "--results", "50", "--backends", "sqlite"],
                          env=_env(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while not any(d.glob("store.db") for d in tmp.iterdir()) and time.monotonic() < deadline:
+        while (p.poll() is None and time.monotonic() < deadline
+               and not (tmp.is_dir() and any(d.glob("store.db") for d in tmp.iterdir()))):
             time.sleep(0.05)
+        assert p.poll() is None, "the script ended before it could be stopped"
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=60) == 128 + signal.SIGTERM
     finally:
