@@ -424,7 +424,6 @@ class RunRecorder:
         lost, real, uid = self.lost, self._real_store, self.uid
         self.__dict__.update(fresh.__dict__)
         self.lost, self._real_store, self.uid = lost, real, uid
-        self.notes = [*fresh.notes]
         return event
 
     # --- finishing ---------------------------------------------------

@@ -276,11 +276,12 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
         assert outcome.signal is not None  # drive() raised for every other way of ending here
         name = signame(outcome.signal)
         raise Interrupted(outcome.signal, f"interrupted by {name} before the run started; nothing stored")
+    problem = problem_text(outcome, recorder)
     try:
-        status = recorder.finish(problem_text(outcome, recorder))
+        status = recorder.finish(problem)
     except StoreError as e:
-        wanted = "incomplete" if problem_text(outcome, recorder) else "complete"
-        recorder.remember_unmarked(wanted, problem_text(outcome, recorder) or "marked after its store failed")
+        wanted = "incomplete" if problem else "complete"
+        recorder.remember_unmarked(wanted, problem or "marked after its store failed")
         later = "the next osmeter that opens this store marks it" if recorder.mark_later else "it stays running"
         raise StoreError(f"{e.message}\nrun {recorder.run_id} holds every result but could not be marked "
                          f"{wanted}; {later}") from None

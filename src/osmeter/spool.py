@@ -42,7 +42,7 @@ class Spool:
 
     def start_repetition(self) -> None:
         """A new file, for the next probe process's output."""
-        self._close()
+        self.close()
         if not self.ok:
             return
         path = self.directory / f"{self.stem}-rep{len(self.files) + 1}.jsonl"
@@ -63,7 +63,7 @@ class Spool:
             self._out.flush()
         except OSError as e:
             self.error = f"cannot write the spool {self.files[-1]}: {e.strerror}"
-            self._close()
+            self.close()
 
     def lines(self) -> Iterator[str]:
         """Every line spooled so far, in order (the files are flushed after each line)."""
@@ -73,7 +73,7 @@ class Spool:
                     if line.strip():
                         yield line.rstrip("\n")
 
-    def _close(self) -> None:
+    def close(self) -> None:
         if self._out is not None:
             try:
                 self._out.close()
@@ -81,12 +81,9 @@ class Spool:
                 pass
             self._out = None
 
-    def close(self) -> None:
-        self._close()
-
     def discard(self) -> None:
         """The files removed (the store holds everything they do)."""
-        self._close()
+        self.close()
         for path in self.files:
             try:
                 path.unlink()

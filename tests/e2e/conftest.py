@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import pytest
 
-from probe_helpers import find_probe
+import netlab
+import sshlab
+from probe_helpers import find_probe, optional_tool_missing
 
 
 @pytest.fixture
@@ -15,3 +19,19 @@ def real_probe(monkeypatch: pytest.MonkeyPatch) -> str:
         pytest.fail("osmeter-probe not found: pip install . (or set OSMETER_TEST_PROBE)")
     monkeypatch.setenv("OSMETER_PROBE", path)
     return path
+
+
+@pytest.fixture
+def hosts() -> Iterator[list[sshlab.SshHost]]:
+    """Three sshd hosts on loopback (tests/sshlab.py) for the fleet tests; skipped
+    with the install hint without sshd or ansible-runner; nothing left after."""
+    why = sshlab.missing()
+    if why:
+        optional_tool_missing(why)
+    try:
+        import ansible_runner  # noqa: F401
+    except ImportError:
+        optional_tool_missing("ansible-runner is missing (pip install 'ansible-runner>=2.3' 'ansible-core>=2.14')")
+    with sshlab.ssh_hosts(3) as lab:
+        yield lab
+    assert netlab.leftovers() == []

@@ -21,14 +21,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-import netlab
 import sshlab
 from conftest import osmeter_command, subprocess_env
-from probe_helpers import optional_tool_missing
 
 pytestmark = [pytest.mark.slow, pytest.mark.root]
 
@@ -38,20 +35,6 @@ TINY = ["--repeat", "1", "--min-time", "0.001", "--max-time", "0.01", "--min-sam
 HOST_TIMEOUT_S = 90
 FLEET_ID = re.compile(r"fleet (fleet-\d{8}T\d{6}Z-[0-9a-f]{4}):")
 TMP = Path(tempfile.gettempdir())
-
-
-@pytest.fixture
-def hosts() -> Iterator[list[sshlab.SshHost]]:
-    why = sshlab.missing()
-    if why:
-        optional_tool_missing(why)
-    try:
-        import ansible_runner  # noqa: F401
-    except ImportError:
-        optional_tool_missing("ansible-runner is missing (pip install 'ansible-runner>=2.3' 'ansible-core>=2.14')")
-    with sshlab.ssh_hosts(3) as lab:
-        yield lab
-    assert netlab.leftovers() == []
 
 
 def _signal_sshd(host: sshlab.SshHost, sig: int) -> None:
