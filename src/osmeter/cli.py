@@ -21,8 +21,14 @@ from .version import __version__
 from .errors import EXIT_SIGNAL_BASE, EXIT_USAGE, OsmeterError, OutputError, Terminated, interruption_signal
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .commands import COMMANDS  # the heavy imports: see the module's docstring
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser of every command, or, when argv starts with a command's
+    name, of that command alone (only its module is imported: its usage,
+    help and errors are the same)."""
+    from . import commands  # the heavy imports: see the module's docstring
+
+    chosen = argv[0] if argv and argv[0] in commands.NAMES else None
+    modules = (commands.load(chosen),) if chosen is not None else commands.load_all()
 
     parser = argparse.ArgumentParser(
         prog="osmeter",
@@ -32,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"osmeter {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS:
+    for command in modules:
         p = command.add_parser(sub)
         p.set_defaults(handler=command.run)
     return parser
@@ -109,7 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         for line in recover():  # what a SIGKILLed probe left (tracestate.py)
             print(f"osmeter: {line}", file=sys.stderr)
-        parser = build_parser()
+        parser = build_parser(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit:

@@ -61,12 +61,17 @@ from .stats import (
     as_samples,
     dependent_resampled_medians,
     higher_is_better,  # lives in stats (lebench_kbest needs the direction too); compare.higher_is_better still works
+    median_taus,
+    order_uniforms,
     resampled_medians,
     t_quantile,
 )
 from .twosample import dependent_brown_forsythe, exceedance_test
 
 DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
+# The bootstrap's generators: np.random.default_rng([seed, stream]), one stream per side.
+BASELINE_STREAM = 1
+RUN_STREAM = 2
 # Flags of either side that a verdict shows next to it (docs/compare.md).
 CAVEAT_FLAGS = ("precision-unmet", "calibration-timeout", UNSTABLE, "repetition-failed", "not-pinned", "tsc-unstable")
 METHOD = (
@@ -126,16 +131,63 @@ def ratio_of_medians(
     ratio = run_median / base_median
     if baseline_medians is None:
         baseline_medians = baseline_resampled_medians(base, resamples, seed, median=base_median, iid=iid)
-    run_rng = np.random.default_rng([seed, 2])
+    run_seed = (seed, RUN_STREAM)
     if iid:
-        run_medians = resampled_medians(run, resamples, run_rng)
+        run_medians = resampled_medians(run, resamples, run_seed)
     else:
-        run_medians = dependent_resampled_medians(run, resamples, run_rng, run_median)
+        run_medians = dependent_resampled_medians(run, resamples, run_seed, run_median)
     if np.any(baseline_medians <= 0):
         return RatioCI(ratio, math.nan, math.nan)
     alpha = (1.0 - level) / 2.0
     low, high = np.percentile(run_medians / baseline_medians, [100 * alpha, 100 * (1 - alpha)])
     return RatioCI(ratio, float(low), float(high))
+
+
+def ratios_of_medians(
+    baseline: Sequence[float] | FloatArray,
+    others: Sequence[tuple[Sequence[float] | FloatArray, float]],
+    *,
+    base_median: float,
+    level: float = CI_LEVEL,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    baseline_medians: FloatArray | None = None,
+) -> list[RatioCI]:
+    """ratio_of_medians(baseline, x, medians=(base_median, median)) for each
+    (x, median) of `others`, the same numbers, made for all of them at once:
+    their taus in one pass (stats.median_taus), their resampled medians as
+    one matrix (each run's sorted samples at its drawn ranks), the
+    percentiles of every row in one call. compare --by makes a row of up to
+    hundreds of columns against one baseline this way."""
+    base = as_samples(baseline)
+    if not base_median > 0:
+        return [RatioCI(math.nan, math.nan, math.nan) for _ in others]
+    xs = [as_samples(x) for x, _ in others]
+    ratios = [median / base_median for _, median in others]
+    if not xs:
+        return []
+    if baseline_medians is None:
+        baseline_medians = baseline_resampled_medians(base, resamples, seed, median=base_median)
+    if np.any(baseline_medians <= 0):
+        return [RatioCI(r, math.nan, math.nan) for r in ratios]
+    taus = median_taus(xs, [median for _, median in others])
+    n = np.array([x.size for x in xs], dtype=np.int64)[:, None]
+    width = int(n.max())
+    ordered = np.full((len(xs), width), np.inf)  # each run's samples sorted, padded with inf (never drawn)
+    for i, x in enumerate(xs):
+        ordered[i, : x.size] = x
+    ordered.sort(axis=1)
+    draws = [order_uniforms((seed, RUN_STREAM), resamples, max(1, int(math.floor(x.size / tau + 0.5))))
+             for x, tau in zip(xs, taus)]
+    low = np.minimum((np.stack([u for u, _ in draws]) * n).astype(np.int64), n - 1)
+    high = np.minimum((np.stack([u if v is None else v for u, v in draws]) * n).astype(np.int64), n - 1)
+    rows = np.arange(len(xs), dtype=np.int64)[:, None] * width
+    flat = ordered.ravel()
+    a, b = flat[low + rows], flat[high + rows]
+    run_medians = np.where(low == high, a, (a + b) / 2.0)
+    alpha = (1.0 - level) / 2.0
+    lows, highs = np.percentile(run_medians / baseline_medians, [100 * alpha, 100 * (1 - alpha)], axis=1)
+    return [RatioCI(r, float(lo), float(hi)) for r, lo, hi in zip(ratios, lows, highs)]
 
 
 def baseline_resampled_medians(
@@ -148,10 +200,9 @@ def baseline_resampled_medians(
 ) -> FloatArray:
     """The baseline's bootstrap medians, as ratio_of_medians draws them
     (`median`: the baseline's median when already known)."""
-    rng = np.random.default_rng([seed, 1])
     if iid:
-        return resampled_medians(baseline, resamples, rng)
-    return dependent_resampled_medians(baseline, resamples, rng, median)
+        return resampled_medians(baseline, resamples, (seed, BASELINE_STREAM))
+    return dependent_resampled_medians(baseline, resamples, (seed, BASELINE_STREAM), median)
 
 
 def is_significant(ci: RatioCI, threshold: float = DEFAULT_THRESHOLD) -> bool:
@@ -379,6 +430,34 @@ def compare_instance(
             baseline.samples, other.samples, baseline_medians=baseline_medians,
             medians=(baseline.median, other.median),
         )
+    return _comparison(baseline, other, run_id, baseline_id, threshold, ci, method, stats)
+
+
+def compare_instances(
+    baseline: Instance,
+    others: Sequence[tuple[Instance, int]],
+    baseline_id: int,
+    threshold: float = DEFAULT_THRESHOLD,
+    baseline_medians: FloatArray | None = None,
+) -> list[Comparison]:
+    """compare_instance(baseline, other, run_id, baseline_id, threshold) for
+    each (other, run_id), the same comparisons, the bootstraps made at once
+    (ratios_of_medians): one instance of many runs against one baseline."""
+    cis: list[RatioCI | None] = [ratio_from_repetitions(baseline, other) for other, _ in others]
+    todo = [i for i, ci in enumerate(cis) if ci is None]
+    if todo:
+        booted = ratios_of_medians(baseline.samples, [(others[i][0].samples, others[i][0].median) for i in todo],
+                                   base_median=baseline.median, baseline_medians=baseline_medians)
+        for i, ci in zip(todo, booted):
+            cis[i] = ci
+    booted_at = set(todo)
+    return [_comparison(baseline, other, run_id, baseline_id, threshold, ci,
+                        "bootstrap" if i in booted_at else "repetitions")
+            for i, ((other, run_id), ci) in enumerate(zip(others, cis)) if ci is not None]
+
+
+def _comparison(baseline: Instance, other: Instance, run_id: int, baseline_id: int, threshold: float, ci: RatioCI,
+                method: str, stats: Sequence[str] = ()) -> Comparison:
     flags = tuple(dict.fromkeys((*baseline.flags, *other.flags)))
     return Comparison(
         bench=other.bench,

@@ -34,8 +34,7 @@ from . import compare as cmp
 from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
 from .model import BenchResult, RunInfo
-from .stats import FloatArray
-from .sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+from .sysinfo import KEY_KERNEL, host_of, machine_text
 
 if TYPE_CHECKING:
     from .store.sql import SQLStore
@@ -53,11 +52,6 @@ NO_BASELINE = "no-baseline"  # the baseline column has no ok result of the insta
 OTHER_UNIT = "other-unit"
 NO_SAMPLES = "no-samples"
 STATES = (COMPARED, BASELINE, MISSING, SKIP, ERROR, NO_BASELINE, OTHER_UNIT, NO_SAMPLES)
-
-
-def host_of(run: RunInfo) -> str | None:
-    """The host a run ran on: the fleet inventory's name, else the machine's hostname."""
-    return run.host or machine_text(run.machine, KEY_HOSTNAME)
 
 
 def column_name(run: RunInfo, by: str) -> str:
@@ -241,10 +235,9 @@ def _not_ok(picked: Picked | None) -> Cell | None:
     return None
 
 
-def _compare_cell(picked: Picked | None, base: Picked | None, samples_of: dict[tuple[int, int], Any],
-                  base_medians: list[Any], threshold: float) -> Cell:
-    """One column's cell against the baseline's result; `samples_of` holds the row's
-    samples by (run id, seq), base_medians caches the baseline's resampled medians."""
+def _pending_cell(picked: Picked | None, base: Picked | None, samples_of: dict[tuple[int, int], Any]) -> Cell | None:
+    """The cell of a column when it is not compared (why not), else None: both
+    sides ok, in one unit, with their samples."""
     bad = _not_ok(picked)
     if bad is not None:
         return bad
@@ -258,40 +251,50 @@ def _compare_cell(picked: Picked | None, base: Picked | None, samples_of: dict[t
     b_run, b = base
     if res.unit != b.unit:
         return Cell(OTHER_UNIT, run.id, median=median, reason=f"measured in {res.unit}, the baseline in {b.unit}")
-    base_samples = samples_of.get((b_run.id, b.seq))
-    if not base_medians:
-        base_medians.append(cmp.baseline_resampled_medians(base_samples) if base_samples is not None else None)
-    samples = samples_of.get((run.id, res.seq))
-    if base_samples is None or samples is None:
-        return Cell(NO_SAMPLES, run.id, median=median,
-                    reason="the baseline has no stored samples" if samples is not None else "no stored samples")
-    comparison = cmp.compare_instance(
-        compared_instance(b, base_samples), compared_instance(res, samples),
-        run_id=run.id, baseline_id=b_run.id, threshold=threshold, baseline_medians=base_medians[0],
-    )
-    return Cell(COMPARED, run.id, comparison, median=median)
+    if (run.id, res.seq) not in samples_of:
+        return Cell(NO_SAMPLES, run.id, median=median, reason="no stored samples")
+    if (b_run.id, b.seq) not in samples_of:
+        return Cell(NO_SAMPLES, run.id, median=median, reason="the baseline has no stored samples")
+    return None
 
 
 def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float) -> Row:
     picks = [index.pick(col, key) for col in columns]
     base = picks[first]
     # the samples of every ok cell of the row, in one read (a query per result is slow on a large store)
-    samples_of = index.store.samples_of([(p[0].id, p[1].seq) for p in picks
-                                         if p is not None and p[1].status == "ok" and p[1].summary is not None])
-    cache: list[FloatArray | None] = []
-    cells = []
-    for i, (col, picked) in enumerate(zip(columns, picks)):
+    samples_of = {k: v for k, v in index.store.samples_of(
+        [(p[0].id, p[1].seq) for p in picks if p is not None and p[1].status == "ok" and p[1].summary is not None]
+    ).items() if v is not None}
+    cells: list[Cell | None] = []
+    compared: list[int] = []  # the columns compared with the baseline
+    for i, picked in enumerate(picks):
         if i == first:
-            cell = _not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
-                                           median=picked[1].summary.median if picked and picked[1].summary else None)
-        else:
-            cell = _compare_cell(picked, base, samples_of, cache, threshold)
+            cells.append(_not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
+                                                 median=picked[1].summary.median if picked and picked[1].summary
+                                                 else None))
+            continue
+        cell = _pending_cell(picked, base, samples_of)
+        cells.append(cell)
+        if cell is None:
+            compared.append(i)
+    if compared:
+        assert base is not None
+        b_run, b = base
+        others = []
+        for i in compared:
+            run, res = picks[i]  # type: ignore[misc]
+            others.append((compared_instance(res, samples_of[(run.id, res.seq)]), run.id))
+        done = cmp.compare_instances(compared_instance(b, samples_of[(b_run.id, b.seq)]), others, b_run.id, threshold)
+        for i, comparison, (_, run_id) in zip(compared, done, others):
+            assert picks[i] is not None
+            cells[i] = Cell(COMPARED, run_id, comparison, median=picks[i][1].summary.median)  # type: ignore[index,union-attr]
+    for col, cell in zip(columns, cells):
+        assert cell is not None
         if cell.run_id is not None and cell.run_id != col.run.id:
             col.filled[cell.run_id] = col.filled.get(cell.run_id, 0) + 1
-        cells.append(cell)
     present = [p for p in [base, *picks] if p is not None]  # never empty: the key came from some run
     unit = next((p[1].unit for p in present if p[1].unit), None)
-    return Row(key, key[0], dict(present[0][1].params), unit, cells)
+    return Row(key, key[0], dict(present[0][1].params), unit, [c for c in cells if c is not None])
 
 
 def compare_by(store: SQLStore, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,

@@ -25,6 +25,7 @@ are in twosample.py.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -138,8 +139,7 @@ def bootstrap_median_ci(
     bootstrap, at O(resamples) cost. The generator is seeded with `seed`, so
     the interval is reproducible on every machine and every run.
     """
-    rng = np.random.default_rng(seed)
-    medians = resampled_medians(samples, resamples, rng)
+    medians = resampled_medians(samples, resamples, seed)
     return _percentile_interval(medians, level)
 
 
@@ -169,7 +169,7 @@ def order_statistics(samples: FloatArray, ranks: npt.NDArray[np.int64]) -> Float
 def resampled_medians(
     samples: Sequence[float] | FloatArray,
     resamples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | tuple[int, ...],
     size: int | None = None,
 ) -> FloatArray:
     """The medians of `resamples` bootstrap resamples of `size` draws each
@@ -177,21 +177,56 @@ def resampled_medians(
     median_ci uses with the effective sample size), drawn from their exact
     distribution (see bootstrap_median_ci, with the resample size in place
     of n in the Beta parameters; the indices still run over all n samples):
-    O(resamples) draws plus one partial sort, whatever the number of samples."""
+    O(resamples) draws plus one partial sort, whatever the number of samples.
+
+    `rng` is a generator to draw from, or the seed of a fresh one
+    (np.random.default_rng(seed)): the same medians, but the draws of a
+    seed, a resample count and a size are made once and kept
+    (order_uniforms), as compare --by asks for the same ones thousands of
+    times."""
     x = as_samples(samples)
     n = x.size
     size = n if size is None else int(size)
     if size < 1:
         raise ValueError("the resample size must be at least 1")
-    m = (size + 1) // 2  # 1-based rank of the (lower) middle value of a resample
-    u_low = rng.beta(m, size - m + 1, size=resamples)
+    if isinstance(rng, np.random.Generator):
+        u_low, u_high = draw_order_uniforms(rng, resamples, size)
+    else:
+        u_low, u_high = order_uniforms(rng, resamples, size)
     low_idx = np.minimum((u_low * n).astype(np.int64), n - 1)
-    if size % 2:
+    if u_high is None:
         return order_statistics(x, low_idx)
-    u_high = u_low + (1.0 - u_low) * rng.beta(1, size - m, size=resamples)
     high_idx = np.minimum((u_high * n).astype(np.int64), n - 1)
     both = order_statistics(x, np.concatenate([low_idx, high_idx]))
     return (both[:resamples] + both[resamples:]) / 2.0
+
+
+def draw_order_uniforms(
+    rng: np.random.Generator, resamples: int, size: int
+) -> tuple[FloatArray, FloatArray | None]:
+    """For each of `resamples` resamples of `size` uniforms: the order
+    statistic U_(m) at the (lower) middle rank m = (size + 1) // 2, and for
+    an even size U_(m+1) (None for an odd one), in that order from `rng`."""
+    m = (size + 1) // 2  # 1-based rank of the (lower) middle value of a resample
+    u_low = rng.beta(m, size - m + 1, size=resamples)
+    if size % 2:
+        return u_low, None
+    return u_low, u_low + (1.0 - u_low) * rng.beta(1, size - m, size=resamples)
+
+
+ORDER_UNIFORMS_KEPT = 512  # (seed, resamples, size) draws kept: 32 KB each at 2000 resamples
+
+
+@functools.lru_cache(maxsize=ORDER_UNIFORMS_KEPT)
+def order_uniforms(seed: int | tuple[int, ...], resamples: int, size: int) -> tuple[FloatArray, FloatArray | None]:
+    """draw_order_uniforms from np.random.default_rng(seed), made once per
+    (seed, resamples, size) and kept (read-only arrays)."""
+    rng = np.random.default_rng(seed if isinstance(seed, int) else list(seed))
+    u_low, u_high = draw_order_uniforms(rng, resamples, size)
+    for a in (u_low, u_high):
+        if a is not None:
+            a.setflags(write=False)
+    return u_low, u_high
 
 
 # --- dependent samples: the median's effective sample size ---------------
@@ -223,24 +258,70 @@ def median_tau(
 
     Cost: O(n) per lag used; at most max_lag + 1 lags.
     """
-    x = as_samples(samples)
-    n = x.size
-    if n < 2:
-        return 1.0
-    med = float(np.median(x)) if median is None else float(median)
-    ind = x <= med
-    total = int(np.count_nonzero(ind))
-    if total in (0, n):
-        return 1.0
+    return median_taus([samples], [median], max_lag)[0]
+
+
+TAU_BATCH_LAGS = 16  # lags whose counts median_taus makes for all series at once
+
+
+def median_taus(
+    series: Sequence[Sequence[float] | FloatArray],
+    medians: Sequence[float | None],
+    max_lag: int = TAU_MAX_LAG,
+) -> list[float]:
+    """median_tau of each series with its median (None: computed), the same
+    floats. The counts C_k of the first TAU_BATCH_LAGS lags are made for all
+    series in one numpy pass over a grid of their indicators (padded with
+    zeros, which add nothing to a count); a series that needs more lags
+    counts those on its own. compare --by computes thousands of these."""
+    if len(series) != len(medians):
+        raise ValueError("one median per series")
+    taus = [1.0] * len(series)
+    live: list[tuple[int, npt.NDArray[np.bool_], int]] = []  # (index, indicators, their sum)
+    for i, (samples, median) in enumerate(zip(series, medians)):
+        x = as_samples(samples)
+        if x.size < 2:
+            continue
+        ind = x <= (float(np.median(x)) if median is None else float(median))
+        total = int(np.count_nonzero(ind))
+        if total not in (0, x.size):
+            live.append((i, ind, total))
+    if not live:
+        return taus
+    width = max(ind.size for _, ind, _ in live)
+    grid = np.zeros((len(live), width), dtype=bool)
+    for row, (_, ind, _) in enumerate(live):
+        grid[row, : ind.size] = ind
+    lags = min(TAU_BATCH_LAGS, max_lag + 1, width)
+    both = np.empty((len(live), lags), dtype=np.int64)
+    for k in range(lags):
+        both[:, k] = np.count_nonzero(grid[:, : width - k] & grid[:, k:], axis=1)
+    sums = np.zeros((len(live), width + 1), dtype=np.int64)  # sums[k] = sum(ind[:k])
+    np.cumsum(grid, axis=1, out=sums[:, 1:])
+    for row, (i, ind, total) in enumerate(live):
+        taus[i] = _indicator_tau(ind, total, max_lag, both[row], sums[row])
+    return taus
+
+
+def _indicator_tau(
+    ind: npt.NDArray[np.bool_], total: int, max_lag: int, both: npt.NDArray[np.int64], sums: npt.NDArray[np.int64]
+) -> float:
+    """median_tau's definition from the indicators, their sum, the counts C_k
+    already made (both[k], k < both.size) and the prefix sums of ind."""
+    n = ind.size
     p = total / n
     top = min(n - 1, max_lag)
-    # head[k] = sum(ind[:k]) and tail[k] = sum(ind[n-k:]), so A_k + B_k = 2S - head[k] - tail[k]
-    head = np.concatenate(([0], np.cumsum(ind[:top], dtype=np.int64)))
-    tail = np.concatenate(([0], np.cumsum(ind[::-1][:top], dtype=np.int64)))
+    known = both.size
 
     def lag_sum(k: int) -> float:
-        both = total if k == 0 else int(np.count_nonzero(ind[:-k] & ind[k:]))
-        return both - p * int(2 * total - head[k] - tail[k]) + (n - k) * p * p
+        if k == 0:
+            c = total
+        elif k < known:
+            c = int(both[k])
+        else:
+            c = int(np.count_nonzero(ind[:-k] & ind[k:]))
+        # A_k + B_k = 2S - sum(ind[:k]) - sum(ind[n-k:])
+        return c - p * int(2 * total - sums[k] - (sums[n] - sums[n - k])) + (n - k) * p * p
 
     s0 = lag_sum(0)
     if not s0 > 0:
@@ -286,10 +367,11 @@ def effective_resample_size(samples: Sequence[float] | FloatArray, median: float
 def dependent_resampled_medians(
     samples: Sequence[float] | FloatArray,
     resamples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | tuple[int, ...],
     median: float | None = None,
 ) -> FloatArray:
-    """resampled_medians with resamples of the effective size (median_ci's draws)."""
+    """resampled_medians with resamples of the effective size (median_ci's
+    draws); `rng` a generator or a seed, as there."""
     x = as_samples(samples)
     return resampled_medians(x, resamples, rng, effective_resample_size(x, median))
 
@@ -313,8 +395,7 @@ def median_ci(
     the samples' median when it is already known.
     """
     x = as_samples(samples)
-    rng = np.random.default_rng(seed)
-    return _percentile_interval(dependent_resampled_medians(x, resamples, rng, median), level)
+    return _percentile_interval(dependent_resampled_medians(x, resamples, seed, median), level)
 
 
 # --- quantiles of the normal and Student's t distributions -----------------

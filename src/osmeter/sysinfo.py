@@ -89,6 +89,11 @@ def machine_text(machine: Mapping[str, Any], key: str) -> str | None:
     return None if value is None else format_value(value)
 
 
+def host_of(run: Any) -> str | None:
+    """The host a run (a model.RunInfo) ran on: the fleet inventory's name, else the machine's hostname."""
+    return run.host or machine_text(run.machine, KEY_HOSTNAME)
+
+
 # Lists `osmeter sysinfo` shows as a count unless asked for (--flags): a CPU
 # has a hundred flags or more.
 FOLDED_KEYS = {"cpu_flags": "--flags"}

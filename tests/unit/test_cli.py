@@ -303,9 +303,27 @@ def test_ctrl_c_while_starting_is_an_interruption(cli, monkeypatch: pytest.Monke
     # Ctrl-C during the imports (numpy, matplotlib: a third of a second) or the parsing.
     from osmeter import cli as cli_module
 
-    def interrupted() -> None:
+    def interrupted(argv: object = ()) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli_module, "build_parser", interrupted)
     r = cli("runs")
     assert r.code == 130 and r.err == "osmeter: interrupted\n"
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """`osmeter runs` does not import the report, fleet or hotspots commands (nor matplotlib): half a
+    second of every start on a slow machine. An unknown command or `--help` still lists them all."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from osmeter import cli; p = cli.build_parser(['runs']); "
+            "print(sorted(m for m in sys.modules if m.startswith('osmeter.commands.') and m != 'osmeter.commands.options'"
+            " or m == 'matplotlib'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['osmeter.commands.runs']"
+    from osmeter import cli as cli_module
+    from osmeter.commands import NAMES
+
+    listed = cli_module.build_parser(["nosuch"])._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert list(listed) == list(NAMES)

@@ -91,3 +91,32 @@ def test_hosts_that_stored_nothing_come_from_the_fleet_state(cli, fleet) -> None
     assert r.code == 0 and r.out.startswith(f"fleet run {FLEET}: 5 hosts: 2 complete, 1 incomplete, 2 failed"), r.out
     assert "host-e: failed, no run stored: unreachable: ssh: connect refused" in r.out
     assert "host-a: failed" not in r.out
+
+
+def _svgs(text: str) -> int:
+    return text.count("<svg")
+
+
+def test_run_figures_are_drawn_only_when_asked(cli, fleet, tmp_path: Path) -> None:
+    """A fleet report's runs have their tables; their figures (seconds a run) come with --run-figures, each run
+    announced on stderr; `osmeter report RUN` still draws a run's figures."""
+    plain, drawn = tmp_path / "plain.html", tmp_path / "drawn.html"
+    r = cli("report", "--fleet", FLEET, "-o", str(plain))
+    assert r.code == 0 and "drawing the figures" not in r.err
+    text = plain.read_text()
+    assert _svgs(text) == 0 and "without its figures" in text and "--run-figures" in text
+    assert 'id="run-1"' in text and "syscall.null" in text[text.index('id="run-1"'):]
+    r = cli("report", "--fleet", FLEET, "--run-figures", "-o", str(drawn))
+    assert r.code == 0, r.err
+    assert "drawing the figures of run 1 (1 of 4)" in r.err and "(4 of 4)" in r.err
+    with_figures = drawn.read_text()
+    assert _svgs(with_figures) > 0 and "without its figures" not in with_figures
+    one = tmp_path / "one.html"
+    assert cli("report", "1", "-o", str(one)).code == 0 and _svgs(one.read_text()) > 0
+
+
+def test_run_figures_needs_a_fleet_and_html(cli, fleet) -> None:
+    r = cli("report", "1", "--run-figures")
+    assert r.code == errors.EXIT_USAGE and "--run-figures goes with --fleet" in r.err
+    r = cli("report", "--fleet", FLEET, "--run-figures", "--format", "md")
+    assert r.code == errors.EXIT_USAGE and "HTML only" in r.err and r.out == ""

@@ -43,6 +43,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--fleet", metavar="ID", help="the report of a fleet run (osmeter fleet run; 'latest': the newest): "
                    "its hosts, their comparison by host and every run (docs/report.md)")
+    p.add_argument("--run-figures", action="store_true",
+                   help="with --fleet, in HTML: draw every run's own figures too (several seconds a run; by "
+                   "default a fleet report's runs have their tables, and `osmeter report RUN` draws a run's figures)")
     nm.add_names_option(p)
     add_store_option(p)
     return p
@@ -54,10 +57,18 @@ def choose_format(fmt: str | None, output: str | None) -> str:
     return chosen
 
 
+def _progress(line: str) -> None:
+    print(f"report: {line}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     fmt = choose_format(args.format, args.output)
     if args.fleet is not None and args.runs:
         raise UsageError("report --fleet ID reports every run of the fleet run: give run ids or --fleet, not both")
+    if args.run_figures and args.fleet is None:
+        raise UsageError("--run-figures goes with --fleet (a report of runs draws their figures in HTML anyway)")
+    if args.run_figures and fmt != "html":
+        raise UsageError(f"--run-figures: figures are drawn in HTML only, and this report is {fmt}")
     output = Path(args.output) if args.output and args.output != "-" else None
     # A malformed --expect file or an unwritable output fails before any work.
     predictions = read_expect(Path(args.expect)) if args.expect else []
@@ -65,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
-        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names, args.fleet)
+        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names, args.fleet,
+                      run_figures=args.run_figures, progress=_progress)
     finally:
         store.close()
     if output is not None:

@@ -11,12 +11,11 @@ import sys
 from typing import Any
 
 from .. import textsafe
-from ..compare_by import host_of
 from ..errors import EXIT_STORE, NotFoundError, StoreError
 from ..model import RunInfo
 from ..fmt import render_table
 from ..store import describe, open_store, resolve_location
-from ..sysinfo import KEY_KERNEL, machine_text
+from ..sysinfo import KEY_KERNEL, host_of, machine_text
 from .options import add_json_option, add_store_option
 
 NAME = "runs"

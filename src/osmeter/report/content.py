@@ -239,8 +239,9 @@ class RunReport:
         return self.data.results
 
 
-def run_data(store: Store, run: RunInfo) -> RunData:
-    results = tuple(store.results(run.id))
+def run_data(store: Store, run: RunInfo, results: Sequence[BenchResult] | None = None) -> RunData:
+    """The run's results (`results` when already read) and its samples, read when asked for."""
+    results = tuple(store.results(run.id) if results is None else results)
     cache: dict[int, Any] = {}
 
     def samples(r: BenchResult) -> Any:
@@ -259,9 +260,11 @@ def build_run_report(
     with_figures: bool = True,
     names: RowNames | None = None,
     lebench_rows: Sequence[LebenchRow] = (),
+    results: Sequence[BenchResult] | None = None,
 ) -> RunReport:
-    """Gather one run's report; raises UsageError for a prediction whose unit does not fit."""
-    data = run_data(store, run)
+    """Gather one run's report (`results`: the run's, when already read); raises
+    UsageError for a prediction whose unit does not fit."""
+    data = run_data(store, run, results)
     report = RunReport(data, run_warnings(run, data.results), names=names, lebench_rows=tuple(lebench_rows))
     report.predictions = match(predictions, data.results, expect_path) if predictions else []
     report.profiles = tuple(store.profiles(run.id))

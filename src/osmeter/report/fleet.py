@@ -114,7 +114,8 @@ def unstored_hosts(fleet: str, stored: set[str]) -> list[tuple[str, str]]:
 
 
 def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
-    """The fleet run `ref` (an id or latest); `build_reports(store, refs)` makes the runs' sections."""
+    """The fleet run `ref` (an id or latest); `build_reports(store, refs, read)` makes the runs' sections
+    (`read`: their results, by run id, as read here)."""
     fleet, runs = cb.fleet_runs(store, ref)
     columns = cb.columns_of(runs, "host")
     hosts = [HostRow(c.name, c.run, host_status(c.run), c.runs[1:]) for c in columns]
@@ -124,8 +125,9 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
     except UsageError as e:
         note = e.message
     ordered = [r for c in columns for r in c.runs]
-    labels = nm.InstanceLabels(nm.row_names(names), cb.results_of(store, outcome, ordered))
-    reports = build_reports(store, [str(r.id) for r in ordered])
+    read = {r.id: cb.results_of(store, outcome, [r]) for r in ordered}  # each run's results read once
+    labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in read[r.id]])
+    reports = build_reports(store, [str(r.id) for r in ordered], read)
     unstored = unstored_hosts(fleet, {h.host for h in hosts})
     return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports, unstored)
 
@@ -153,6 +155,10 @@ def render_html(report: FleetReport, expect_path: str = "") -> str:
         parts.append(f'<p class="muted">No comparison by host: {esc(report.note)}</p>')
     links = "".join(f'<a href="#run-{r.run.id}">{esc(run_title(r.run))}</a>' for r in report.reports)
     parts.append(f'<h2>The runs</h2>\n<nav class="toc">{links}</nav>')
+    if not any(r.figures or r.failures for r in report.reports):
+        parts.append('<p class="muted">Each run as <code>osmeter report RUN</code> shows it, without its figures: '
+                     "<code>osmeter report RUN</code> draws one run's, <code>--run-figures</code> every run's here "
+                     "(several seconds a run).</p>")
     parts += [run_section(r, expect_path) for r in report.reports]
     return page(title, "\n".join(parts))
 

@@ -7,9 +7,10 @@ docs/report.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import UsageError
+from ..model import BenchResult
 from ..store.base import Store
 from . import fleet as fleet_report
 from . import html, markdown, text
@@ -47,7 +48,13 @@ def build_reports(
     expect_path: str,
     with_figures: bool,
     names: str = "osmeter",
+    read: Mapping[int, Sequence[BenchResult]] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[RunReport]:
+    """Each run's report. `read`: results already read, by run id (not read
+    again); `progress` is told of each run whose figures are drawn, when
+    there are several."""
+    read = read or {}
     runs = []
     for ref in refs:
         info = store.run(ref)
@@ -56,12 +63,16 @@ def build_reports(
         runs.append(info)
     if predictions:  # every unit checked before any figure is drawn
         for info in runs:
-            match(predictions, store.results(info.id), expect_path)
+            match(predictions, read[info.id] if info.id in read else store.results(info.id), expect_path)
     row_names = nm.row_names(names)
     rows = nm.table_rows(row_names, runs)
-    return [
-        build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows) for info in runs
-    ]
+    reports = []
+    for i, info in enumerate(runs, 1):
+        if progress is not None and with_figures and len(runs) > 1:
+            progress(f"drawing the figures of run {info.id} ({i} of {len(runs)})")
+        reports.append(build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows,
+                                        results=read.get(info.id)))
+    return reports
 
 
 def render(
@@ -72,11 +83,15 @@ def render(
     expect_path: str = "",
     names: str = "osmeter",
     fleet: str | None = None,
+    run_figures: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> str:
-    """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench."""
+    """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench.
+    A fleet run's report draws its runs' figures only when `run_figures` (HTML)."""
     if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
-        report = fleet_report.build(store, fleet, names, lambda s, runs: build_reports(
-            s, runs, predictions, expect_path, with_figures=fmt == "html", names=names))
+        report = fleet_report.build(store, fleet, names, lambda s, runs, read: build_reports(
+            s, runs, predictions, expect_path, with_figures=fmt == "html" and run_figures, names=names, read=read,
+            progress=progress))
         return FORMATS[fmt].fleet(report, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
     return FORMATS[fmt].runs(reports, expect_path)
