@@ -13,7 +13,8 @@ from ..records import describe_instance, format_params
 from ..stats import CI_LEVEL
 from . import names as nm
 from . import plots
-from .html import esc, run_subtitle
+from .escaping import esc
+from .names import run_subtitle
 from .tables import Cell, Column, Row, Table, to_html
 from ..fmt import fmt_num
 

@@ -136,7 +136,8 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
 
 
 def render_html(report: FleetReport, expect_path: str = "") -> str:
-    from .html import page, run_section, run_title
+    from .html import page, run_section
+    from .names import run_title
     from .html_by import sections
 
     title = f"osmeter fleet report: {report.fleet}"

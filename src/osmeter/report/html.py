@@ -17,9 +17,7 @@ from string import Template
 from typing import Any, Sequence
 
 from ..version import __version__
-from ..model import RunInfo
 from ..records import describe_instance, format_params
-from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 from ..warnings import CodedWarning
 from .. import counters as ctr
 from . import hotspots as hs
@@ -30,6 +28,7 @@ from . import plots
 from . import summary as sm
 from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
 from .escaping import esc
+from .names import run_subtitle, run_title
 from .counters_table import counters_table
 from .results_table import results_table
 from .tables import Cell, Column, Table, to_html, value_cell
@@ -50,18 +49,6 @@ def page(title: str, body: str) -> str:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
-
-
-def run_title(run: RunInfo) -> str:
-    label = f" “{run.label}”" if run.label else ""
-    return f"Run {run.id}{label}"
-
-
-def run_subtitle(run: RunInfo) -> str:
-    host = machine_text(run.machine, KEY_HOSTNAME) or "unknown host"
-    kernel = machine_text(run.machine, KEY_KERNEL) or "unknown kernel"
-    suite = f"{run.suite} suite" if run.suite else "selected benchmarks"
-    return f"{suite} on {host}, Linux {kernel}, started {run.start_time}"
 
 
 # --- pieces -----------------------------------------------------------------

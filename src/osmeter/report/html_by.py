@@ -13,7 +13,8 @@ from .. import compare_by as cb
 from .. import compare as cmp
 from . import by_cells as bc
 from . import names as nm
-from .html import esc, flag_legend_html, page, run_subtitle
+from .html import esc, flag_legend_html, page
+from .names import run_subtitle
 from .tables import to_html
 
 

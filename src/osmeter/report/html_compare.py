@@ -19,7 +19,8 @@ from . import flags as fl
 from . import names as nm
 from . import plots
 from .compare_table import CAVEAT_MARK, CountersOf, cell_title, change_text, changes_table, no_counters
-from .html import esc, flag_legend_html, page, run_subtitle, run_title, value_cell
+from .html import esc, flag_legend_html, page, value_cell
+from .names import run_subtitle, run_title
 from .results_table import params_html
 from .tables import Cell, Column, Row, Table, to_html
 from ..fmt import fmt_num

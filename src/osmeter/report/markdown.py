@@ -20,7 +20,7 @@ from .escaping import code, inline
 from .counters_table import counters_table
 from .results_table import results_table
 from .tables import simple, to_markdown
-from .html import run_subtitle, run_title
+from .names import run_subtitle, run_title
 from ..fmt import fmt_num
 
 

@@ -21,6 +21,7 @@ from ..catalog import LebenchRow
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
 from ..records import canonical_params
+from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
 
 LEBENCH_SUITE = "lebench"
 T = TypeVar("T")
@@ -128,3 +129,18 @@ def lebench_notes(run: RunInfo, results: Sequence[BenchResult], rows: Sequence[L
         return []
     notes = [pending_text(rows), missing_text(rows, results, names)]
     return [n for n in notes if n]
+
+
+# --- a run's name and one-line description, as every report titles it ----------
+
+
+def run_title(run: RunInfo) -> str:
+    label = f" “{run.label}”" if run.label else ""
+    return f"Run {run.id}{label}"
+
+
+def run_subtitle(run: RunInfo) -> str:
+    host = machine_text(run.machine, KEY_HOSTNAME) or "unknown host"
+    kernel = machine_text(run.machine, KEY_KERNEL) or "unknown kernel"
+    suite = f"{run.suite} suite" if run.suite else "selected benchmarks"
+    return f"{suite} on {host}, Linux {kernel}, started {run.start_time}"
