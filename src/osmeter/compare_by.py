@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import compare as cmp
+from . import differences as dif
 from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
 from .model import BenchResult, RunInfo
@@ -185,7 +186,7 @@ class ByOutcome:
     baseline: int  # index into columns
     threshold: float
     rows: list[Row]
-    differences: list[cmp.Difference]  # the machine facts that differ between the columns' runs
+    differences: list[dif.Difference]  # the machine facts that differ between the columns' runs
     fleet: str | None = None
     read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
 
@@ -305,10 +306,10 @@ def compare_by(store: SQLStore, runs: Sequence[RunInfo], by: str, baseline: str 
     index = _Index(store, columns)
     rows = [_row(index, columns, first, key, threshold) for key in index.keys(columns, first)]
     order = [first] + [i for i in range(len(columns)) if i != first]
-    diffs = cmp.fact_differences([cmp.machine_facts(columns[i].run.machine) for i in order])
+    diffs = dif.fact_differences([dif.machine_facts(columns[i].run.machine) for i in order])
     # back into the columns' order (fact_differences puts the baseline first for its list deltas)
     back = [order.index(i) for i in range(len(columns))]
-    differences = [cmp.Difference(d.key, tuple(d.values[j] for j in back)) for d in diffs]
+    differences = [dif.Difference(d.key, tuple(d.values[j] for j in back)) for d in diffs]
     read = {run_id: list(results.values()) for run_id, results in index.by_run.items()}
     return ByOutcome(by, columns, first, threshold, rows, differences, fleet, read)
 

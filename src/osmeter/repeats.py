@@ -32,7 +32,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .stats import CI_LEVEL, FloatArray, Summary, as_samples, normal_quantile, summary, t_quantile
+from .quantiles import normal_quantile, t_quantile
+from .stats import CI_LEVEL, FloatArray, Summary, as_samples, summary
 
 UNSTABLE_SPREAD = 0.05  # the compare noise threshold: docs/statistics.md
 UNSTABLE = "unstable"

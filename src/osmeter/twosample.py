@@ -22,7 +22,8 @@ from typing import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .stats import TAU_MAX_LAG, FloatArray, as_samples, geyer_tau, t_cdf
+from .quantiles import t_cdf
+from .stats import TAU_MAX_LAG, FloatArray, as_samples, geyer_tau
 
 @dataclass(frozen=True)
 class BrownForsythe:

@@ -11,6 +11,7 @@ import pytest
 from scipy.signal import lfilter
 
 from osmeter import compare as cmp
+from osmeter import differences as dif
 from osmeter import stats
 from osmeter.comparing import compare_runs, resolve_runs
 from osmeter.store import open_store
@@ -250,7 +251,7 @@ def test_run_differences_list_what_changed(store_path: Path) -> None:
         runs = [store.run(str(a)), store.run(str(b))]
     finally:
         store.close()
-    diffs = {d.key: d.values for d in cmp.run_differences(runs)}
+    diffs = {d.key: d.values for d in dif.run_differences(runs)}
     assert diffs["kernel_release"] == ("6.8.0-synth", "6.9.0-synth")
     assert diffs["mitigations.spectre_v2"] == ("Mitigation: Retpolines", "Vulnerable")
     assert diffs["suite"] == ("standard", "quick")
@@ -264,5 +265,5 @@ def test_long_lists_show_what_was_added_and_removed() -> None:
         return RunInfo(i, None, "t", None, "complete", None, "run", "0.1.0", "0.1.0", None, [], {}, {"cpu_flags": flags}, {})
 
     flags = [f"f{i}" for i in range(20)]
-    (d,) = cmp.run_differences([run(1, flags), run(2, flags[1:] + ["avx512f"])])
+    (d,) = dif.run_differences([run(1, flags), run(2, flags[1:] + ["avx512f"])])
     assert d.key == "cpu_flags" and d.values == ("20 items", "+avx512f -f0")

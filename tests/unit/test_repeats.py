@@ -12,7 +12,7 @@ import pytest
 import scipy.stats as ss
 
 from osmeter import compare as cmp
-from osmeter import stats
+from osmeter import quantiles
 from osmeter.repeats import (
     UNSTABLE,
     UNSTABLE_SPREAD,
@@ -32,21 +32,21 @@ from osmeter.repeats import (
 def test_t_quantile_matches_scipy(p: float, df: float) -> None:
     want = ss.norm.ppf(p) if math.isinf(df) else ss.t.ppf(p, df)
     # Above T_NORMAL_DF the normal quantile stands in: off by about z^3 / (4 df).
-    tol = 1e-9 if df <= stats.T_NORMAL_DF else 1e-6
-    assert stats.t_quantile(p, df) == pytest.approx(want, rel=tol, abs=tol)
+    tol = 1e-9 if df <= quantiles.T_NORMAL_DF else 1e-6
+    assert quantiles.t_quantile(p, df) == pytest.approx(want, rel=tol, abs=tol)
 
 
 def test_t_cdf_matches_scipy() -> None:
     for df in (1, 2.5, 7, 50, 1e6, 1e8):
         for t in (-5.0, -1.0, 0.0, 0.3, 2.0, 12.0):
-            tol = 1e-12 if df <= 1e3 else 1e-9 if df <= stats.T_NORMAL_DF else 1e-7
-            assert stats.t_cdf(t, df) == pytest.approx(ss.t.cdf(t, df), abs=tol)
+            tol = 1e-12 if df <= 1e3 else 1e-9 if df <= quantiles.T_NORMAL_DF else 1e-7
+            assert quantiles.t_cdf(t, df) == pytest.approx(ss.t.cdf(t, df), abs=tol)
 
 
 def test_t_quantile_refuses_bad_input() -> None:
     for p, df in ((0.0, 3), (1.0, 3), (0.5, 0), (0.5, -1), (float("nan"), 3)):
         with pytest.raises(ValueError):
-            stats.t_quantile(p, df)
+            quantiles.t_quantile(p, df)
 
 
 def rep(median: float, half_width: float = 0.0) -> Repetition:

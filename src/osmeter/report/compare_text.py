@@ -12,6 +12,7 @@ from .. import compare as cmp
 from .. import textsafe
 from .. import counters as ctr
 from ..comparing import Outcome
+from ..differences import run_differences
 from ..records import describe_instance
 from ..stats import BOOTSTRAP_RESAMPLES, CI_LEVEL
 from . import compare_stats as cs
@@ -63,7 +64,7 @@ def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | 
         f"baseline: run {base.id}{' ' + repr(textsafe.clip(base.label)) if base.label else ''}; compared: "
         + ", ".join(f"run {r.id}{' ' + repr(textsafe.clip(r.label)) if r.label else ''}" for r in runs[1:])
     ]
-    diffs = cmp.run_differences(runs)
+    diffs = run_differences(runs)
     if diffs:
         if len(runs) <= 6:
             rows = [[d.key, *d.values] for d in diffs]
@@ -171,7 +172,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
         "flag_legend": {name: text for name, text in fl.legend(caveat_flags(outcome.comparisons))},
         "counter_notes": outcome.counter_notes,
         "differences": [
-            {"key": d.key, "values": {str(r.id): v for r, v in zip(runs, d.values)}} for d in cmp.run_differences(runs)
+            {"key": d.key, "values": {str(r.id): v for r, v in zip(runs, d.values)}} for d in run_differences(runs)
         ],
         "not_compared": outcome.not_compared,
     }
@@ -191,7 +192,7 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
     if fmt in ("html", "htm"):
         from ..report.html_compare import render_comparison
 
-        diffs = cmp.run_differences(runs)
+        diffs = run_differences(runs)
         return render_comparison(
             runs,
             outcome.comparisons,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..compare import Comparison, Difference
+from ..compare import Comparison
+from ..differences import Difference
 from ..compare import sort_by_change as cmp_sorted
 from ..model import RunInfo
 from ..records import describe_instance, format_params
