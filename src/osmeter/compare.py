@@ -80,6 +80,13 @@ METHOD = (
     "significant when the interval excludes 1 and the change exceeds the threshold"
 )
 
+BY_METHOD = (
+    "ratio of medians; 95 % interval on the log scale from the two results' stored intervals of the median "
+    "(each at its effective sample size n/tau, or from its repetitions), their standard errors added in "
+    "quadrature (ratio_from_intervals); a result without a usable interval: as METHOD; significant when the "
+    "interval excludes 1 and the change exceeds the threshold"
+)
+
 SLOWER = "slower"
 FASTER = "faster"
 SAME = "no significant change"
@@ -247,6 +254,16 @@ def ratio_from_repetitions(baseline: Instance, other: Instance, level: float = C
     None unless at least one side has repetitions and both medians are positive."""
     if baseline.uncertainty is None and other.uncertainty is None:
         return None
+    return ratio_from_intervals(baseline, other, level)
+
+
+def ratio_from_intervals(baseline: Instance, other: Instance, level: float = CI_LEVEL) -> RatioCI | None:
+    """ratio_from_repetitions with or without repetitions: a side of one
+    repetition stands for the standard error its stored interval of the
+    median implies (_side_uncertainty). compare --by makes its cells so
+    (docs/compare.md, "By host, kernel or label": no samples read, no
+    bootstrap). None when a side has no usable interval or a median is not
+    positive."""
     a, b = _side_uncertainty(baseline), _side_uncertainty(other)
     if a is None or b is None or not (baseline.median > 0 and other.median > 0):
         return None
@@ -364,6 +381,13 @@ def variance_change(baseline: FloatArray, other: FloatArray, unit: str | None,
 STAT_FUNCTIONS = {STAT_MAX: max_change, STAT_VARIANCE: variance_change}
 
 
+# How a comparison's interval was made (Comparison.method; docs/compare.md).
+METHOD_BOOTSTRAP = "bootstrap"  # the bootstrap of the ratio from both runs' samples
+METHOD_REPETITIONS = "repetitions"  # a side has repetitions: the log-scale t interval
+METHOD_INTERVALS = "intervals"  # compare --by: neither has; the two stored intervals on the log scale
+METHODS = (METHOD_BOOTSTRAP, METHOD_REPETITIONS, METHOD_INTERVALS)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One benchmark instance of one run against the baseline."""
@@ -382,7 +406,7 @@ class Comparison:
     # Either side's flags (precision-unmet, unstable, ...): a verdict made
     # with them says so (`caveat`).
     flags: tuple[str, ...] = ()
-    method: str = "bootstrap"  # "bootstrap" (within runs) or "repetitions"
+    method: str = "bootstrap"  # METHODS: how the interval was made
     stats: tuple[StatChange, ...] = ()  # the maximum and/or the variance, when compared (stats_for)
 
     def stat(self, name: str) -> StatChange | None:
@@ -423,14 +447,14 @@ def compare_instance(
     """The median's comparison, and the statistics named in `stats`
     (EXTRA_STATS: max, variance) with their tests."""
     ci = ratio_from_repetitions(baseline, other)
-    method = "repetitions"
+    method = METHOD_REPETITIONS
     if ci is None:
-        method = "bootstrap"
+        method = METHOD_BOOTSTRAP
         ci = ratio_of_medians(
             baseline.samples, other.samples, baseline_medians=baseline_medians,
             medians=(baseline.median, other.median),
         )
-    return _comparison(baseline, other, run_id, baseline_id, threshold, ci, method, stats)
+    return comparison_of(baseline, other, run_id, baseline_id, threshold, ci, method, stats)
 
 
 def compare_instances(
@@ -451,13 +475,14 @@ def compare_instances(
         for i, ci in zip(todo, booted):
             cis[i] = ci
     booted_at = set(todo)
-    return [_comparison(baseline, other, run_id, baseline_id, threshold, ci,
-                        "bootstrap" if i in booted_at else "repetitions")
+    return [comparison_of(baseline, other, run_id, baseline_id, threshold, ci,
+                        METHOD_BOOTSTRAP if i in booted_at else METHOD_REPETITIONS)
             for i, ((other, run_id), ci) in enumerate(zip(others, cis)) if ci is not None]
 
 
-def _comparison(baseline: Instance, other: Instance, run_id: int, baseline_id: int, threshold: float, ci: RatioCI,
-                method: str, stats: Sequence[str] = ()) -> Comparison:
+def comparison_of(baseline: Instance, other: Instance, run_id: int, baseline_id: int, threshold: float, ci: RatioCI,
+                  method: str, stats: Sequence[str] = ()) -> Comparison:
+    """The Comparison of `other` against `baseline` whose interval `ci` was made by `method`."""
     flags = tuple(dict.fromkeys((*baseline.flags, *other.flags)))
     return Comparison(
         bench=other.bench,

@@ -16,12 +16,13 @@ What a column is (docs/compare.md, "By host, kernel or label"):
   host resumed with `--resume` has its results in two runs), never from
   another host; the runs not used are named in the column's notes.
 
-A cell is the comparison osmeter compare makes of two runs
-(comparing.compared_instance, compare.compare_instance: ratio of
-medians, the interval from the repetitions or the dependent bootstrap, the
-noise threshold, the flags as caveat), or the reason there is none: the
-instance skipped, failed or missing in the column, not ok in the baseline,
-measured in another unit, or without stored samples.
+A cell is the ratio of medians with its interval, the noise threshold and
+the flags as caveat, as osmeter compare makes them: from the repetitions
+when a side has several, else from the two results' stored intervals
+(compare.ratio_from_intervals: no samples read), or with `bootstrap` as the
+pairwise compare does (compare.compare_instances); or the reason there is
+none: the instance skipped, failed or missing in the column, not ok in the
+baseline, measured in another unit, or needing samples that are not stored.
 """
 
 from __future__ import annotations
@@ -188,7 +189,8 @@ class ByOutcome:
     rows: list[Row]
     differences: list[dif.Difference]  # the machine facts that differ between the columns' runs
     fleet: str | None = None
-    read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
+    read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results (SQLStore.figures)
+    bootstrap: bool = False  # cells of two single-repetition results by the bootstrap (else their intervals)
 
     @property
     def comparisons(self) -> list[cmp.Comparison]:
@@ -206,10 +208,8 @@ class _Index:
 
     def __init__(self, store: SQLStore, columns: Sequence[Column]) -> None:
         self.store = store
-        self.by_run: dict[int, dict[Key, BenchResult]] = {}
-        for col in columns:
-            for r in col.same_host:
-                self.by_run[r.id] = instance_keys(store.results(r.id))
+        read = store.figures([r.id for col in columns for r in col.same_host])
+        self.by_run: dict[int, dict[Key, BenchResult]] = {run_id: instance_keys(rs) for run_id, rs in read.items()}
 
     def pick(self, col: Column, key: Key) -> Picked | None:
         """The column's result of `key`: the first of its runs holding it ok, else the first holding it."""
@@ -236,9 +236,9 @@ def _not_ok(picked: Picked | None) -> Cell | None:
     return None
 
 
-def _pending_cell(picked: Picked | None, base: Picked | None, samples_of: dict[tuple[int, int], Any]) -> Cell | None:
+def _pending_cell(picked: Picked | None, base: Picked | None) -> Cell | None:
     """The cell of a column when it is not compared (why not), else None: both
-    sides ok, in one unit, with their samples."""
+    sides ok, in one unit."""
     bad = _not_ok(picked)
     if bad is not None:
         return bad
@@ -249,46 +249,70 @@ def _pending_cell(picked: Picked | None, base: Picked | None, samples_of: dict[t
     if base is None or base[1].status != "ok" or base[1].summary is None:
         why = "not in the baseline" if base is None else f"{base[1].status} in the baseline ({base[1].reason})"
         return Cell(NO_BASELINE, run.id, median=median, reason=why)
-    b_run, b = base
-    if res.unit != b.unit:
-        return Cell(OTHER_UNIT, run.id, median=median, reason=f"measured in {res.unit}, the baseline in {b.unit}")
-    if (run.id, res.seq) not in samples_of:
-        return Cell(NO_SAMPLES, run.id, median=median, reason="no stored samples")
-    if (b_run.id, b.seq) not in samples_of:
-        return Cell(NO_SAMPLES, run.id, median=median, reason="the baseline has no stored samples")
+    if res.unit != base[1].unit:
+        return Cell(OTHER_UNIT, run.id, median=median, reason=f"measured in {res.unit}, the baseline in {base[1].unit}")
     return None
 
 
-def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float) -> Row:
+def _booted(index: _Index, picks: Sequence[Picked | None], base: Picked, todo: Sequence[int], threshold: float,
+            cells: list[Cell | None]) -> None:
+    """The cells of `todo` (columns) made as compare RUN RUN makes them
+    (compare.compare_instances: repetitions, else the bootstrap of the ratio
+    from the samples, read here in one query), or NO_SAMPLES."""
+    b_run, b = base
+    wanted = [(p[0].id, p[1].seq) for p in (base, *(picks[i] for i in todo)) if p is not None]
+    samples_of = {k: v for k, v in index.store.samples_of(wanted).items() if v is not None}
+    if (b_run.id, b.seq) not in samples_of:
+        for i in todo:
+            run, res = picks[i]  # type: ignore[misc]
+            cells[i] = Cell(NO_SAMPLES, run.id, median=res.summary.median,  # type: ignore[union-attr]
+                            reason="the baseline has no stored samples")
+        return
+    others, compared = [], []
+    for i in todo:
+        run, res = picks[i]  # type: ignore[misc]
+        if (run.id, res.seq) not in samples_of:
+            cells[i] = Cell(NO_SAMPLES, run.id, median=res.summary.median, reason="no stored samples")  # type: ignore[union-attr]
+            continue
+        others.append((compared_instance(res, samples_of[(run.id, res.seq)]), run.id))
+        compared.append(i)
+    done = cmp.compare_instances(compared_instance(b, samples_of[(b_run.id, b.seq)]), others, b_run.id, threshold)
+    for i, comparison in zip(compared, done):
+        cells[i] = Cell(COMPARED, comparison.run_id, comparison, median=comparison.median)
+
+
+def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float, bootstrap: bool) -> Row:
     picks = [index.pick(col, key) for col in columns]
     base = picks[first]
-    # the samples of every ok cell of the row, in one read (a query per result is slow on a large store)
-    samples_of = {k: v for k, v in index.store.samples_of(
-        [(p[0].id, p[1].seq) for p in picks if p is not None and p[1].status == "ok" and p[1].summary is not None]
-    ).items() if v is not None}
     cells: list[Cell | None] = []
-    compared: list[int] = []  # the columns compared with the baseline
+    todo: list[int] = []  # columns left to the bootstrap
+    b_inst = compared_instance(base[1]) if base is not None and base[1].summary is not None else None
     for i, picked in enumerate(picks):
         if i == first:
             cells.append(_not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
                                                  median=picked[1].summary.median if picked and picked[1].summary
                                                  else None))
             continue
-        cell = _pending_cell(picked, base, samples_of)
-        cells.append(cell)
+        cell = _pending_cell(picked, base)
         if cell is None:
-            compared.append(i)
-    if compared:
+            assert picked is not None and b_inst is not None and base is not None
+            run, res = picked
+            inst = compared_instance(res)
+            if bootstrap:
+                ci, method = cmp.ratio_from_repetitions(b_inst, inst), cmp.METHOD_REPETITIONS
+            else:
+                ci = cmp.ratio_from_intervals(b_inst, inst)
+                method = cmp.METHOD_INTERVALS if b_inst.uncertainty is None and inst.uncertainty is None \
+                    else cmp.METHOD_REPETITIONS
+            if ci is None:
+                todo.append(i)
+            else:
+                c = cmp.comparison_of(b_inst, inst, run.id, base[0].id, threshold, ci, method)
+                cell = Cell(COMPARED, run.id, c, median=inst.median)
+        cells.append(cell)
+    if todo:
         assert base is not None
-        b_run, b = base
-        others = []
-        for i in compared:
-            run, res = picks[i]  # type: ignore[misc]
-            others.append((compared_instance(res, samples_of[(run.id, res.seq)]), run.id))
-        done = cmp.compare_instances(compared_instance(b, samples_of[(b_run.id, b.seq)]), others, b_run.id, threshold)
-        for i, comparison, (_, run_id) in zip(compared, done, others):
-            assert picks[i] is not None
-            cells[i] = Cell(COMPARED, run_id, comparison, median=picks[i][1].summary.median)  # type: ignore[index,union-attr]
+        _booted(index, picks, base, todo, threshold, cells)
     for col, cell in zip(columns, cells):
         assert cell is not None
         if cell.run_id is not None and cell.run_id != col.run.id:
@@ -299,24 +323,29 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
 
 
 def compare_by(store: SQLStore, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,
-               fleet: str | None = None) -> ByOutcome:
-    """Group `runs` into columns by `by` and compare every column with the baseline column."""
+               fleet: str | None = None, bootstrap: bool = False) -> ByOutcome:
+    """Group `runs` into columns by `by` and compare every column with the
+    baseline column: each cell from the two results' stored intervals
+    (compare.ratio_from_intervals), or with `bootstrap` as compare RUN RUN
+    makes it (the bootstrap of the ratio where neither side has repetitions).
+    A cell without a usable interval gets the bootstrap either way."""
     columns = columns_of(runs, by)
     first = baseline_index(columns, baseline, by)
     index = _Index(store, columns)
-    rows = [_row(index, columns, first, key, threshold) for key in index.keys(columns, first)]
+    rows = [_row(index, columns, first, key, threshold, bootstrap) for key in index.keys(columns, first)]
     order = [first] + [i for i in range(len(columns)) if i != first]
     diffs = dif.fact_differences([dif.machine_facts(columns[i].run.machine) for i in order])
     # back into the columns' order (fact_differences puts the baseline first for its list deltas)
     back = [order.index(i) for i in range(len(columns))]
     differences = [dif.Difference(d.key, tuple(d.values[j] for j in back)) for d in diffs]
     read = {run_id: list(results.values()) for run_id, results in index.by_run.items()}
-    return ByOutcome(by, columns, first, threshold, rows, differences, fleet, read)
+    return ByOutcome(by, columns, first, threshold, rows, differences, fleet, read, bootstrap)
 
 
 def results_of(store: SQLStore, outcome: ByOutcome | None, runs: Sequence[RunInfo]) -> list[BenchResult]:
-    """Every result of `runs`, in order (for the instances' labels): those the
-    comparison read are not read again."""
+    """Every result of `runs`, in order, for the instances' labels: those the
+    comparison read (SQLStore.figures: no record, extra or counters) are not
+    read again."""
     read = outcome.read if outcome is not None else {}
     return [x for r in runs for x in (read[r.id] if r.id in read else store.results(r.id))]
 

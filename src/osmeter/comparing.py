@@ -8,6 +8,8 @@ use it; the tables and documents are report.compare_text's.
 from __future__ import annotations
 
 import json
+
+import numpy as np
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -158,16 +160,21 @@ def compare_runs(store: SQLStore, runs: Sequence[RunInfo], threshold: float,
     return outcome
 
 
-def compared_instance(r: BenchResult, samples: FloatArray) -> cmp.Instance:
-    """A stored result as compare needs it: its samples, and the uncertainty of
-    its repetitions when it has several."""
+NO_SAMPLES = np.empty(0)  # an Instance whose samples were not read (compare --by's interval cells)
+NO_SAMPLES.setflags(write=False)
+
+
+def compared_instance(r: BenchResult, samples: FloatArray | None = None) -> cmp.Instance:
+    """A stored result as compare needs it: its samples (None: not read, for
+    the interval of compare.ratio_from_intervals, which needs none), and the
+    uncertainty of its repetitions when it has several."""
     assert r.summary is not None
     return cmp.Instance(
         r.bench,
         r.params,
         r.unit,
         r.summary.median,
-        samples,
+        NO_SAMPLES if samples is None else samples,
         uncertainty=uncertainty(r.repetitions),
         ci=(r.summary.ci_low, r.summary.ci_high),
         flags=r.flags,

@@ -14,6 +14,8 @@ from osmeter import compare as cmp
 from osmeter import differences as dif
 from osmeter import stats
 from osmeter.comparing import compare_runs, resolve_runs
+from osmeter.repeats import Uncertainty
+from osmeter.stats import median_ci
 from osmeter.store import open_store
 
 from ..synthetic import MACHINE, add_run, noisy
@@ -102,6 +104,49 @@ def test_interval_covers_the_true_ratio_of_autocorrelated_runs() -> None:
           f"effective-size {hits / trials:.3f}, iid bootstrap {hits_iid / trials:.3f}")  # fmt: skip
     assert hits / trials >= 0.90
     assert hits_iid / trials < 0.70
+
+
+def _stored(x: np.ndarray) -> cmp.Instance:
+    """An instance as a stored result of one repetition holds it: its median and its interval."""
+    median = float(np.median(x))
+    return cmp.Instance("b", {}, "ns", median, x, ci=median_ci(x, median=median))
+
+
+@pytest.mark.parametrize(("phi", "n", "true"), [(0.9, 2000, 1.1), (0.0, 301, 1.0)])
+def test_interval_from_the_stored_intervals_covers_the_true_ratio(phi: float, n: int, true: float) -> None:
+    """compare --by's cells (ratio_from_intervals, two results of one repetition): the two stored intervals
+    combined on the log scale cover the true ratio about 95 % of the time, for autocorrelated and independent
+    samples, and agree with the bootstrap of the ratio (compare RUN RUN) on nearly every verdict."""
+    rng = np.random.default_rng(31)
+    trials, hits, agree, widths = 200, 0, 0, []
+    for seed in range(trials):
+        base = 100.0 * (1 + 0.05 * ar1(rng, n, phi))
+        other = true * 100.0 * (1 + 0.05 * ar1(rng, n, phi))
+        ci = cmp.ratio_from_intervals(_stored(base), _stored(other))
+        assert ci is not None
+        hits += ci.low <= true <= ci.high
+        boot = cmp.ratio_of_medians(base, other, seed=seed)
+        agree += cmp.is_significant(ci) == cmp.is_significant(boot)
+        widths.append(math.log(ci.high / ci.low) / math.log(boot.high / boot.low))
+    print(f"\nphi={phi} n={n}: stored-interval coverage {hits / trials:.3f}, verdicts as the bootstrap's "
+          f"{agree / trials:.3f}, width / bootstrap's {np.median(widths):.3f}")  # fmt: skip
+    assert 0.90 <= hits / trials <= 0.99
+    assert agree / trials >= 0.95
+    assert 0.8 < float(np.median(widths)) < 1.2
+
+
+def test_interval_from_the_stored_intervals_is_the_repetitions_interval_when_a_side_has_them() -> None:
+    rng = np.random.default_rng(3)
+    base, other = _stored(rng.normal(100, 2, 500)), _stored(rng.normal(103, 2, 500))
+    reps = cmp.Instance("b", {}, "ns", other.median, other.samples, uncertainty=Uncertainty(0.01, 2.0, "repetitions"),
+                        ci=other.ci)
+    assert cmp.ratio_from_intervals(base, reps) == cmp.ratio_from_repetitions(base, reps)
+    assert cmp.ratio_from_repetitions(base, other) is None  # neither has repetitions: compare RUN RUN bootstraps
+    got = cmp.ratio_from_intervals(base, other)
+    assert got is not None and got.ratio == pytest.approx(other.median / base.median, rel=1e-15)
+    no_ci = cmp.Instance("b", {}, "ns", other.median, other.samples)
+    zero = cmp.Instance("b", {}, "count", 0.0, np.zeros(5), ci=(0.0, 0.0))
+    assert cmp.ratio_from_intervals(base, no_ci) is None and cmp.ratio_from_intervals(zero, other) is None
 
 
 def test_a_hundred_thousand_samples_are_fast_and_exact() -> None:

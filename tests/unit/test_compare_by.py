@@ -68,10 +68,11 @@ def test_by_host_text_table(cli, fleet3) -> None:
     assert "~: no significant change" in r.out and "missing: the column's runs do not hold the instance" in r.out
 
 
-def test_cells_are_the_pairwise_comparisons(cli, fleet3) -> None:
-    """Each cell is what `osmeter compare BASE RUN` says of that instance: the same statistics, reused."""
-    doc = by_json(cli, "host", "--fleet", "latest")
+def test_bootstrap_cells_are_the_pairwise_comparisons(cli, fleet3) -> None:
+    """With --bootstrap each cell is what `osmeter compare BASE RUN` says of that instance: the same statistics."""
+    doc = by_json(cli, "host", "--fleet", "latest", "--bootstrap")
     assert doc["fleet"] == FLEET and doc["baseline"] == "host-a" and doc["by"] == "host"
+    assert doc["method"].startswith("ratio of medians; 95 % percentile-bootstrap")
     assert [c["name"] for c in doc["columns"]] == ["host-a", "host-b", "host-c"]
     for column, run in (("host-b", "2"), ("host-c", "3")):
         pair = json.loads(cli("compare", "1", run, "--json").out)
@@ -82,6 +83,48 @@ def test_cells_are_the_pairwise_comparisons(cli, fleet3) -> None:
             for key in ("ratio", "ci_low", "ci_high", "change", "worse", "significant", "verdict", "method", "caveat"):
                 assert got[key] == p[key], (column, p["bench"], key)
             assert got["state"] == "compared" and got["run_id"] == int(run)
+
+
+def test_cells_from_the_stored_intervals(cli, fleet3) -> None:
+    """By default a cell of two single-repetition results is the ratio of the stored medians with the interval
+    exp(+-z sqrt(se_a^2 + se_b^2)), each se = (ln ci_high - ln ci_low) / 2z of that result's stored interval: no
+    samples read. Here every verdict is the bootstrap's, and the intervals are within a few percent of its."""
+    doc = by_json(cli, "host", "--fleet", FLEET)
+    assert doc["method"].startswith("ratio of medians; 95 % interval on the log scale from the two results' stored")
+    z = 1.959963984540054
+    for column, run in (("host-b", 2), ("host-c", 3)):
+        pair = json.loads(cli("compare", "1", str(run), "--json").out)
+        shown = {r["bench"]: r for r in json.loads(cli("show", str(run), "--json").out)["results"]}
+        base = {r["bench"]: r for r in json.loads(cli("show", "1", "--json").out)["results"]}
+        for p in pair["comparisons"]:
+            got = cell(doc, p["bench"], column)
+            assert got["method"] == "intervals" and got["state"] == "compared"
+            a, b = base[p["bench"]], shown[p["bench"]]
+            se = np.hypot(*(np.log(s["ci_high"] / s["ci_low"]) / (2 * z) for s in (a, b)))
+            ratio = b["median"] / a["median"]
+            assert got["ratio"] == pytest.approx(ratio, rel=1e-12) == pytest.approx(p["ratio"], rel=1e-12)
+            assert got["ci_low"] == pytest.approx(ratio * np.exp(-z * se), rel=1e-9)
+            assert got["ci_high"] == pytest.approx(ratio * np.exp(z * se), rel=1e-9)
+            assert got["significant"] == p["significant"] and got["verdict"] == p["verdict"]
+            width, boot = np.log(got["ci_high"] / got["ci_low"]), np.log(p["ci_high"] / p["ci_low"])
+            assert width == pytest.approx(boot, rel=0.25), p["bench"]  # the two intervals agree roughly
+    r = cli("compare", "--by", "host", "--fleet", FLEET)
+    assert "the interval: from the two results' stored intervals (--bootstrap: as compare RUN RUN makes it)" in r.out
+
+
+def test_a_result_without_a_usable_interval_is_bootstrapped(cli, store_path: Path) -> None:
+    """A stored interval that says nothing of a log scale (a median of 0: counts) falls back to the bootstrap,
+    and a cell that needs samples where none are stored says so."""
+    rng = np.random.default_rng(5)
+    zeros = np.concatenate([np.zeros(60), rng.integers(1, 3, 40).astype(float)])
+    add_host_run(store_path, [("mem.fault_anon", {}, "count", zeros), (*NULL, "ns", noisy(rng, 10.0, 300))],
+                 "host-a")
+    add_host_run(store_path, [("mem.fault_anon", {}, "count", zeros + 1), (*NULL, "ns", noisy(rng, 10.0, 300))],
+                 "host-b")
+    doc = by_json(cli, "host", "--fleet", FLEET)
+    faults = cell(doc, "mem.fault_anon", "host-b")
+    assert faults["state"] == "compared" and faults["method"] == "bootstrap" and faults["ratio"] is None
+    assert cell(doc, "syscall.null", "host-b")["method"] == "intervals"
 
 
 def test_significance_of_known_differences(cli, fleet3) -> None:
@@ -272,6 +315,7 @@ def test_imported_runs_of_two_architectures(cli, store_path: Path) -> None:
         (["--by", "host", "--fleet", FLEET, "--stat", "max"], errors.EXIT_USAGE, "--by compares medians"),
         (["--fleet", FLEET], errors.EXIT_USAGE, "give --by host, kernel or label"),
         (["--fleet", FLEET, "1", "2"], errors.EXIT_USAGE, "give --by host, kernel or label"),
+        (["1", "2", "--bootstrap"], errors.EXIT_USAGE, "--bootstrap chooses how compare --by makes its cells"),
         (["--by", "host", "--fleet", FLEET, "--format", "svg"], errors.EXIT_USAGE, "give it with -o FILE"),
         (["--by", "host", "--fleet", FLEET, "--json", "--format", "json"], errors.EXIT_USAGE, "say the same"),
         (["--by", "host", "--fleet", FLEET, "-o", "x.txt"], errors.EXIT_USAGE, "cannot tell what to write"),

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -509,3 +510,36 @@ def test_location_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert default_location() == str(tmp_path / ".local" / "share" / "osmeter" / "osmeter.db")
+
+
+def test_quick_decoding_paths_read_what_the_careful_ones_read() -> None:
+    """decode's quick paths (a repetition as to_dict writes it, statistics that are all finite floats) give
+    the objects the careful paths give, and anything else goes the careful way: integers are taken as
+    numbers, NULL statistics as NaN, damage is refused with its reason."""
+    from osmeter.repeats import Repetition
+    from osmeter.store import decode
+
+    reps = [Repetition("ok", 100, 1.5, 1.4, 1.6, 2, "precision", ("unstable",), 0.25, None),
+            Repetition("skip", reason="needs root"), Repetition("error", 0, reason="died")]
+    for rep in reps:
+        d = json.loads(json.dumps(rep.to_dict()))
+        assert decode._plain_repetition(d) is not None
+        got, want = decode._repetition(0, d), Repetition.from_dict(d)
+        assert repr(got) == repr(want)  # NaN fields compare by their text
+    as_ints = {"status": "ok", "n": 3, "median": 2, "ci_low": 1, "ci_high": 3}
+    assert decode._plain_repetition(as_ints) is None
+    assert decode._repetition(0, as_ints) == Repetition("ok", 3, 2.0, 1.0, 3.0)
+    for bad, why in (({"n": True}, "'n' of JSON true/false"), ({"flags": [1]}, "'flags' of a JSON array"),
+                     ({"status": "maybe"}, "'status'"), ({"median": "1"}, "'median' of a JSON string")):
+        assert decode._plain_repetition(bad) is None
+        with pytest.raises(decode.Corrupt, match=re.escape(why)):
+            decode._repetition(0, bad)
+    row = {c: float(i + 1) for i, c in enumerate(decode.SUMMARY_COLUMNS)}
+    row.update(n=10, outliers=1, kbest_stable=1)
+    quick = decode._summary(row)
+    assert quick.median == row["median"] and quick.n == 10 and quick.kbest_stable is True
+    careful = decode._summary(dict(row, std=None, p1=3))  # NULL (NaN) and an integer: the careful path
+    assert math.isnan(careful.std) and careful.p1 == 3.0 and type(careful.p1) is float
+    assert careful.median == quick.median
+    with pytest.raises(decode.Corrupt, match="not a number"):
+        decode._summary(dict(row, p5="x"))

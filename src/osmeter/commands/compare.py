@@ -116,7 +116,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.by is not None or args.fleet is not None:  # the heatmap by host, kernel or label: compare_by
+    if args.by is not None or args.fleet is not None or args.bootstrap:  # the heatmap by host, kernel or label
         from .compare_by import run as run_by
 
         return run_by(args)

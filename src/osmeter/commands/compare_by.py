@@ -38,6 +38,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "docs/compare.md)",
     )
     p.add_argument("--fleet", metavar="ID", help="with --by: every run of the fleet run ID ('latest': the newest)")
+    p.add_argument(
+        "--bootstrap",
+        action="store_true",
+        help="with --by: make a cell whose two results have one repetition each by the bootstrap of the ratio "
+        "from their samples, as 'osmeter compare RUN RUN' does (slower); default: from their two stored "
+        "intervals (docs/compare.md)",
+    )
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -45,6 +52,9 @@ def check_args(args: argparse.Namespace) -> None:
     if args.by is None:
         if args.fleet is not None:
             raise UsageError("--fleet selects the runs of a --by comparison: give --by host, kernel or label")
+        if args.bootstrap:
+            raise UsageError("--bootstrap chooses how compare --by makes its cells; compare RUN RUN always "
+                             "bootstraps two single-repetition results: give --by, or leave --bootstrap out")
         return
     if args.stat is not None:
         raise UsageError("--stat (maximum, variance) is compared run against run: osmeter compare RUN RUN --stat; "
@@ -76,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     try:
         fleet, runs = cb.select_runs(store, args.runs, args.fleet)
-        outcome = cb.compare_by(store, runs, args.by, args.baseline, threshold, fleet)
+        outcome = cb.compare_by(store, runs, args.by, args.baseline, threshold, fleet, bootstrap=args.bootstrap)
         labels = nm.InstanceLabels(nm.row_names(args.names), cb.results_of(store, outcome, runs))
     finally:
         store.close()

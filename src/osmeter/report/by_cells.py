@@ -146,10 +146,12 @@ def _html_cell(cell: cb.Cell, column: cb.Column, row: cb.Row) -> Cell:
                 style=f"background:{lk.colour}" if lk.colour != WHITE else "")
 
 
-def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None) -> Table:
+def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None, *,
+                  html: bool = True) -> Table:
     """Rows x columns: a row per instance (its name and unit), a cell per column: the change and verdict
     mark (cell_text; coloured in HTML), the baseline's median, or the state's word. `subtitle(run)`: a
-    column header's hover in HTML."""
+    column header's hover in HTML. `html=False`: the cells' text only, for the terminal and Markdown
+    (a hundred columns' hovers and colours cost seconds nobody sees there)."""
     columns = (Column("benchmark", css="corner", html=""), Column("unit", dialects=("text", "md"))) + tuple(
         Column(column_title(outcome, i), True, css="run",
                title=f"run {c.run.id}: " + subtitle(c.run) if subtitle else "")
@@ -158,8 +160,10 @@ def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: An
     for row in ordered_rows(outcome, labels):
         name = row_name(row, labels)
         unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
+        cells = (_html_cell(cell, col, row) if html else Cell(cell_text(cell))
+                 for cell, col in zip(row.cells, outcome.columns))
         rows.append(Row((Cell(name, html=esc(name) + unit, css="bench mono", head=True), Cell(row.unit or "-"),
-                         *(_html_cell(cell, col, row) for cell, col in zip(row.cells, outcome.columns)))))
+                         *cells)))
     return Table(columns, tuple(rows), 'class="heatmap" id="heatmap-by"')
 
 
@@ -193,6 +197,8 @@ def legend_lines(outcome: cb.ByOutcome) -> list[str]:
         f"  slower / faster: significant: the 95% interval of the ratio excludes 1 and |change| > "
         f"{100 * outcome.threshold:g}% (--threshold); for a rate (bytes_per_s) a rise is faster",
         "  ~: no significant change",
+        "  the interval: " + ("as compare RUN RUN makes it (--bootstrap)" if outcome.bootstrap else
+                              "from the two results' stored intervals (--bootstrap: as compare RUN RUN makes it)"),
     ]
     states = {cell.state for row in outcome.rows for cell in row.cells} - {cb.COMPARED, cb.BASELINE}
     lines += [f"  {STATE_WORDS[s]}: {STATE_MEANINGS[s]}" for s in cb.STATES if s in states]

@@ -125,7 +125,7 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
     except UsageError as e:
         note = e.message
     ordered = [r for c in columns for r in c.runs]
-    read = {r.id: cb.results_of(store, outcome, [r]) for r in ordered}  # each run's results read once
+    read = {r.id: store.results(r.id) for r in ordered}  # whole, for the runs' sections (compare read figures only)
     labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in read[r.id]])
     reports = build_reports(store, [str(r.id) for r in ordered], read)
     unstored = unstored_hosts(fleet, {h.host for h in hosts})
@@ -176,7 +176,7 @@ def render_md(report: FleetReport, expect_path: str = "") -> str:
     o = report.outcome
     if o is not None:
         out += [f"## Change against {md.inline(o.columns[o.baseline].name)}, by host",
-                to_markdown(bc.heatmap_table(o, report.labels)),
+                to_markdown(bc.heatmap_table(o, report.labels, html=False)),
                 "\n".join(f"- {md.inline(line.strip())}" for line in bc.legend_lines(o)),
                 md.inline(bc.counts_line(o)) + ".",
                 "## Sysinfo that differs between the hosts",

@@ -308,8 +308,15 @@ def run(row: sqlite3.Row, shared: dict[str, Any] | None = None) -> RunInfo:
 # --- results -------------------------------------------------------------
 
 
+_REAL_STATS = tuple(c for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS)
+
+
 def _summary(row: sqlite3.Row) -> Summary:
-    values: dict[str, Any] = {c: real(row, c) for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS}
+    reals = [row[c] for c in _REAL_STATS]
+    if all(type(v) is float for v in reals) and all(map(math.isfinite, reals)):  # what real() takes as is
+        values: dict[str, Any] = dict(zip(_REAL_STATS, reals))
+    else:  # a NULL (a NaN statistic), an integer, or damage: real() says which
+        values = {c: real(row, c) for c in _REAL_STATS}
     values["n"] = integer(row, "n", minimum=1)
     values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
     values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))
@@ -319,8 +326,38 @@ def _summary(row: sqlite3.Row) -> Summary:
 _REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
 
 
+_FLOAT_OR_NONE = (float, type(None))
+_TEXT_OR_NONE = (str, type(None))
+
+
+def _plain_repetition(d: Any) -> Repetition | None:
+    """_repetition's quick path: an element as Repetition.to_dict writes it
+    (floats or null, an int n >= 0, text or null, a list of strings), taken as
+    is; None for anything else (integers where floats are written, damage),
+    which _repetition checks one key at a time."""
+    if type(d) is not dict:
+        return None
+    get = d.get
+    status, n, batch, flags = get("status", "ok"), get("n", 0), get("batch"), get("flags", [])
+    if not (status in RESULT_STATUSES and type(n) is int and n >= 0
+            and (batch is None or (type(batch) is int and batch >= 1))
+            and type(get("median")) in _FLOAT_OR_NONE and type(get("ci_low")) in _FLOAT_OR_NONE
+            and type(get("ci_high")) in _FLOAT_OR_NONE and type(get("elapsed_s")) in _FLOAT_OR_NONE
+            and type(get("stop_reason")) in _TEXT_OR_NONE and type(get("reason")) in _TEXT_OR_NONE
+            and type(flags) is list and all(type(f) is str for f in flags)):
+        return None
+    nan = math.nan
+    median, ci_low, ci_high, elapsed = get("median"), get("ci_low"), get("ci_high"), get("elapsed_s")
+    return Repetition(status, n, nan if median is None else median, nan if ci_low is None else ci_low,
+                      nan if ci_high is None else ci_high, batch, get("stop_reason"), tuple(flags),
+                      nan if elapsed is None else elapsed, get("reason"))
+
+
 def _repetition(i: int, d: Any) -> Repetition:
     """One element of the repetitions array (model: repeats.Repetition.to_dict)."""
+    quick = _plain_repetition(d)
+    if quick is not None:
+        return quick
     def bad(key: str, want: str) -> Corrupt:
         return Corrupt("repetitions", f"an array whose element {i} has '{key}' of {_json_kind(d[key])}, not {want}")
 
@@ -366,9 +403,14 @@ def _flags(row: sqlite3.Row, record: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f for f in flags if isinstance(f, str)) if isinstance(flags, list) else ()
 
 
-def result(row: sqlite3.Row) -> BenchResult:
-    """A `results` row as a BenchResult."""
-    record = json_object(row, "record")
+def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
+    """A `results` row as a BenchResult. `light`: a row read without its
+    extra and counters columns, and with its record only where the flags
+    column is NULL (SQLStore.figures): those fields are left empty."""
+    if light:
+        record = json_object(row, "record") if row["flags"] is None else {}
+    else:
+        record = json_object(row, "record")
     status = text(row, "status", choices=RESULT_STATUSES)
     return BenchResult(
         seq=integer(row, "seq", minimum=0),
@@ -379,8 +421,8 @@ def result(row: sqlite3.Row) -> BenchResult:
         reason=text(row, "reason", null=True),
         summary=_summary(row) if status == "ok" else None,
         batch=integer(row, "batch", null=True, minimum=1),
-        extra=json_object(row, "extra", null=True) or {},
-        counters=json_object(row, "counters", null=True) or None,
+        extra={} if light else json_object(row, "extra", null=True) or {},
+        counters=None if light else json_object(row, "counters", null=True) or None,
         record=record,
         flags=_flags(row, record),
         repetitions=_repetitions(row),

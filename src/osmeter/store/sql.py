@@ -448,6 +448,30 @@ class SQLStore:
                     raise self._corrupt(run_id, e, r["seq"]) from None
         return out
 
+    def figures(self, run_ids: Sequence[int]) -> dict[int, list[BenchResult]]:
+        """Each run's results as compare needs them, read in a query per 500
+        runs: statistics, flags, repetitions, but not the probe's record (read
+        only for a result stored before its flags had a column), extra or
+        counters (decode.result(light=True)). compare --by of 100 hosts reads
+        20 000 results this way in a fraction of a second."""
+        out: dict[int, list[BenchResult]] = {r: [] for r in run_ids}
+        ids = list(out)
+        with decode.bulk():
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                args: dict[str, Any] = {f"r{j}": r for j, r in enumerate(chunk)}
+                marks = ", ".join(f":r{j}" for j in range(len(chunk)))
+                rows = self._read(
+                    f"SELECT run_id, seq, bench, params, status, unit, reason, batch, flags, repetitions, "
+                    f"CASE WHEN flags IS NULL THEN record END AS record, {', '.join(SUMMARY_COLUMNS)} "
+                    f"FROM results WHERE run_id IN ({marks}) ORDER BY run_id, seq", args)
+                for r in rows:
+                    try:
+                        out[r["run_id"]].append(decode.result(r, light=True))
+                    except Corrupt as e:
+                        raise self._corrupt(r["run_id"], e, r["seq"]) from None
+        return out
+
     def samples(self, run_id: int, seq: int) -> FloatArray | None:
         rows = self._read("SELECT samples, n FROM results WHERE run_id = :r AND seq = :s", {"r": run_id, "s": seq})
         if not rows or rows[0]["samples"] is None:
