@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from . import compare as cmp
 from . import differences as dif
@@ -206,9 +206,13 @@ Picked = tuple[RunInfo, BenchResult]
 class _Index:
     """Every column's results by instance, read once."""
 
-    def __init__(self, store: SQLStore, columns: Sequence[Column]) -> None:
+    def __init__(self, store: SQLStore, columns: Sequence[Column],
+                 results: Mapping[int, list[BenchResult]] | None = None) -> None:
         self.store = store
-        read = store.figures([r.id for col in columns for r in col.same_host])
+        ids = [r.id for col in columns for r in col.same_host]
+        given = results or {}
+        read = store.figures([i for i in ids if i not in given])
+        read.update({i: list(given[i]) for i in ids if i in given})
         self.by_run: dict[int, dict[Key, BenchResult]] = {run_id: instance_keys(rs) for run_id, rs in read.items()}
 
     def pick(self, col: Column, key: Key) -> Picked | None:
@@ -323,15 +327,17 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
 
 
 def compare_by(store: SQLStore, runs: Sequence[RunInfo], by: str, baseline: str | None, threshold: float,
-               fleet: str | None = None, bootstrap: bool = False) -> ByOutcome:
+               fleet: str | None = None, bootstrap: bool = False,
+               results: Mapping[int, list[BenchResult]] | None = None) -> ByOutcome:
     """Group `runs` into columns by `by` and compare every column with the
     baseline column: each cell from the two results' stored intervals
     (compare.ratio_from_intervals), or with `bootstrap` as compare RUN RUN
     makes it (the bootstrap of the ratio where neither side has repetitions).
-    A cell without a usable interval gets the bootstrap either way."""
+    A cell without a usable interval gets the bootstrap either way.
+    `results`: runs' results already read (by run id), not read again."""
     columns = columns_of(runs, by)
     first = baseline_index(columns, baseline, by)
-    index = _Index(store, columns)
+    index = _Index(store, columns, results)
     rows = [_row(index, columns, first, key, threshold, bootstrap) for key in index.keys(columns, first)]
     order = [first] + [i for i in range(len(columns)) if i != first]
     diffs = dif.fact_differences([dif.machine_facts(columns[i].run.machine) for i in order])

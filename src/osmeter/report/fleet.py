@@ -119,13 +119,13 @@ def build(store: Any, ref: str, names: str, build_reports: Any) -> FleetReport:
     fleet, runs = cb.fleet_runs(store, ref)
     columns = cb.columns_of(runs, "host")
     hosts = [HostRow(c.name, c.run, host_status(c.run), c.runs[1:]) for c in columns]
+    ordered = [r for c in columns for r in c.runs]
+    read = {r.id: store.results(r.id) for r in ordered}  # each run's results read once, whole (its section needs them)
     outcome, note = None, ""
     try:
-        outcome = cb.compare_by(store, runs, "host", None, DEFAULT_THRESHOLD, fleet)
+        outcome = cb.compare_by(store, runs, "host", None, DEFAULT_THRESHOLD, fleet, results=read)
     except UsageError as e:
         note = e.message
-    ordered = [r for c in columns for r in c.runs]
-    read = {r.id: store.results(r.id) for r in ordered}  # whole, for the runs' sections (compare read figures only)
     labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in read[r.id]])
     reports = build_reports(store, [str(r.id) for r in ordered], read)
     unstored = unstored_hosts(fleet, {h.host for h in hosts})

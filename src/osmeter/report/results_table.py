@@ -86,6 +86,19 @@ def _kbest(r: BenchResult) -> str:
     return fmt_num(s.lebench_kbest) + ("" if s.kbest_stable else "*")
 
 
+_STATISTIC_TEXT = {  # key -> its text, from the result and its summary (one table, not rebuilt per cell)
+    "median": lambda r, s: fmt_num(s.median),
+    "ref_cycles": lambda r, s: sm.ref_cycles_text(r),
+    "best": lambda r, s: fmt_num(sm.best(r)),
+    "kbest": lambda r, s: _kbest(r),
+    "lebench_kbest": lambda r, s: _kbest(r),
+    "average": lambda r, s: fmt_num(s.mean),
+    "n": lambda r, s: str(s.n),
+    "r": lambda r, s: str(sm.repetitions(r)),
+    "outliers": lambda r, s: str(s.outliers),
+}
+
+
 def _statistic(key: str, r: BenchResult) -> Cell:
     s = r.summary
     assert s is not None
@@ -93,50 +106,39 @@ def _statistic(key: str, r: BenchResult) -> Cell:
         return Cell(f"{fmt_num(s.ci_low)} .. {fmt_num(s.ci_high)}", md=f"{fmt_num(s.ci_low)} – {fmt_num(s.ci_high)}")
     if key == "cv":
         return Cell(fmt_percent(s.cv), css="num hot" if s.cv > HIGH_CV else "num")
-    text = {
-        "median": lambda: fmt_num(s.median),
-        "ref_cycles": lambda: sm.ref_cycles_text(r),
-        "best": lambda: fmt_num(sm.best(r)),
-        "kbest": lambda: _kbest(r),
-        "lebench_kbest": lambda: _kbest(r),
-        "average": lambda: fmt_num(s.mean),
-        "n": lambda: str(s.n),
-        "r": lambda: str(sm.repetitions(r)),
-        "outliers": lambda: str(s.outliers),
-    }[key]()
-    return Cell(text)
+    return Cell(_STATISTIC_TEXT[key](r, s))
 
 
-def _cell(key: str, item: Item, anchors: dict[str, str]) -> Cell:
+def _cell(key: str, item: Item, anchors: dict[str, str], html: bool) -> Cell:
     row_name, r = item
     if key == "lebench_row":
         return Cell(row_name or "")
     if key == "benchmark":
-        link = f'<a href="#{anchors[r.bench]}">{esc(r.bench)}</a>' if r.bench in anchors else None
+        link = f'<a href="#{anchors[r.bench]}">{esc(r.bench)}</a>' if html and r.bench in anchors else None
         return Cell(r.bench, html=link, css="mono")
     if key == "params":
         text = format_params(r.params)
-        return Cell(text or MISSING, md=text, html=params_html(r.params), css="mono params")
+        return Cell(text or MISSING, md=text, html=params_html(r.params) if html else None, css="mono params")
     if key == "unit":
         return Cell(r.unit or MISSING, md=r.unit or "")
     if key == "status":
         said = r.status if r.summary is not None else f"{r.status}: {r.reason}"
-        return Cell(said, html=status_badge(r.status))
+        return Cell(said, html=status_badge(r.status) if html else None)
     if key == "flags":
-        return Cell(fl.flags_text(r), html=flag_badges(r))
+        return Cell(fl.flags_text(r), html=flag_badges(r) if html else None)
     return _statistic(key, r)
 
 
-def _row(item: Item, keys: Sequence[str], anchors: dict[str, str]) -> Row:
+def _row(item: Item, keys: Sequence[str], anchors: dict[str, str], html: bool) -> Row:
     r = item[1]
     if r.summary is not None:
-        cells = tuple(_cell(k, item, anchors) for k in keys)
+        cells = tuple(_cell(k, item, anchors, html) for k in keys)
     else:  # skip or error: its reason across the statistics columns
         stats = [k for k in keys if k in STATISTICS]
         out: list[Cell] = []
         for k in keys:
             if k not in STATISTICS:
-                out.append(_cell(k, item, anchors))
+                out.append(_cell(k, item, anchors, html))
             elif k == stats[0]:
                 out.append(Cell("", html=esc(r.reason or ""), css="reason", span=len(stats)))
         cells = tuple(out)
@@ -149,5 +151,6 @@ def results_table(results: Sequence[BenchResult], names: RowNames | None, view: 
     figures have in the HTML page (its name links there)."""
     keys = shown_columns(results, names, view, with_r)
     columns = tuple(Column(*HEADERS[k]) for k in keys)
-    rows = tuple(_row(item, keys, anchors or {}) for item in nm.labelled(results, names))
+    html = view == "html"  # the other views show no HTML forms: not made (a fleet report has 20 000 rows)
+    rows = tuple(_row(item, keys, anchors or {}, html) for item in nm.labelled(results, names))
     return Table(columns, rows, attrs)
