@@ -406,7 +406,7 @@ class Comparison:
     # Either side's flags (precision-unmet, unstable, ...): a verdict made
     # with them says so (`caveat`).
     flags: tuple[str, ...] = ()
-    method: str = "bootstrap"  # METHODS: how the interval was made
+    method: str = METHOD_BOOTSTRAP  # METHODS: how the interval was made
     stats: tuple[StatChange, ...] = ()  # the maximum and/or the variance, when compared (stats_for)
 
     def stat(self, name: str) -> StatChange | None:

@@ -212,7 +212,7 @@ class _Index:
         ids = [r.id for col in columns for r in col.same_host]
         given = results or {}
         read = store.figures([i for i in ids if i not in given])
-        read.update({i: list(given[i]) for i in ids if i in given})
+        read.update({i: given[i] for i in ids if i in given})
         self.by_run: dict[int, dict[Key, BenchResult]] = {run_id: instance_keys(rs) for run_id, rs in read.items()}
 
     def pick(self, col: Column, key: Key) -> Picked | None:

@@ -8,10 +8,10 @@ use it; the tables and documents are report.compare_text's.
 from __future__ import annotations
 
 import json
-
-import numpy as np
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
 
 from . import compare as cmp
 from . import counters as ctr

@@ -341,8 +341,7 @@ def _plain_repetition(d: Any) -> Repetition | None:
     status, n, batch, flags = get("status", "ok"), get("n", 0), get("batch"), get("flags", [])
     if not (status in RESULT_STATUSES and type(n) is int and n >= 0
             and (batch is None or (type(batch) is int and batch >= 1))
-            and type(get("median")) in _FLOAT_OR_NONE and type(get("ci_low")) in _FLOAT_OR_NONE
-            and type(get("ci_high")) in _FLOAT_OR_NONE and type(get("elapsed_s")) in _FLOAT_OR_NONE
+            and all(type(get(k)) in _FLOAT_OR_NONE for k in _REP_NUMBERS)
             and type(get("stop_reason")) in _TEXT_OR_NONE and type(get("reason")) in _TEXT_OR_NONE
             and type(flags) is list and all(type(f) is str for f in flags)):
         return None
@@ -407,10 +406,7 @@ def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
     """A `results` row as a BenchResult. `light`: a row read without its
     extra and counters columns, and with its record only where the flags
     column is NULL (SQLStore.figures): those fields are left empty."""
-    if light:
-        record = json_object(row, "record") if row["flags"] is None else {}
-    else:
-        record = json_object(row, "record")
+    record = {} if light and row["flags"] is not None else json_object(row, "record")
     status = text(row, "status", choices=RESULT_STATUSES)
     return BenchResult(
         seq=integer(row, "seq", minimum=0),
