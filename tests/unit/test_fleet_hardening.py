@@ -360,3 +360,47 @@ def test_the_remote_script_keeps_the_probes_temporary_files_in_its_directory(tmp
             proc.wait()
     assert proc.returncode == 3 and "repetition 1 of 1: exit status 137" in out, out
     assert not (work / "tmp").exists() and not list(TMP.glob(f"osmeter-probe.{pid}.*"))
+
+
+def _remove(path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sh", "-c", plays.REMOVE, "osmeter-fleet", str(path)], capture_output=True, text=True,
+                          timeout=30, env=env)
+
+
+def test_the_removal_leaves_no_directory_a_late_run_script_could_write_into(tmp_path, probe) -> None:
+    """Before: the clean-up after Ctrl-C removed the host's directory in
+    place while a run script whose connection was being torn down was still
+    starting; the script wrote its stderr there and the directory stayed
+    (CI, 2026-11-28; tests/e2e/test_fleet.py's Ctrl-C test holds the race).
+    The removal's contract: everything goes (links too, not followed), an
+    absent directory is success, and a run script started afterwards
+    creates nothing where the directory was."""
+    host_tmp = tmp_path / "host-tmp"
+    work = host_tmp / "osmeter-fleet-x.abc"
+    (work / "tmp" / "deep").mkdir(parents=True)
+    shutil.copy(probe, work / "osmeter-probe")
+    (work / "stderr").write_text("old\n")
+    (work / "link").symlink_to(work / "stderr")
+    r = _remove(work)
+    assert r.returncode == 0, r.stderr
+    assert list(host_tmp.iterdir()) == []
+    assert _remove(work).returncode == 0  # already gone: nothing to do, and that is success
+
+    head, tail = plays.run_command(["run", "syscall.getpid", "--quiet"], 1)
+    late = subprocess.run(f"exec {head} {work} {tail}", shell=True, capture_output=True, text=True, timeout=60)
+    assert late.returncode == 3, late.stdout + late.stderr
+    assert list(host_tmp.iterdir()) == []  # no directory, no stderr file, no work directory
+
+
+def test_the_removal_fails_when_the_directory_stays(tmp_path) -> None:
+    """A directory that cannot be renamed (a mount point: EBUSY; here an `mv`
+    that fails) is reported (the host keeps it in the fleet's state, for the
+    next attempt), not taken as gone."""
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mv").write_text("#!/bin/sh\necho 'mv: Device or resource busy' >&2\nexit 1\n")
+    (bin_dir / "mv").chmod(0o755)
+    r = _remove(tmp_path / "d", env={**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
+    assert r.returncode != 0 and (tmp_path / "d" / "sub").is_dir()
+    assert _remove(tmp_path / "d").returncode == 0 and not (tmp_path / "d").exists()

@@ -223,8 +223,13 @@ class AnsibleSession:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def close(self) -> None:
+    def stop_processes(self) -> None:
+        """Stop what the earlier steps left running: ansible-playbook, its
+        workers, ssh and the SSH masters (they name the private directory)."""
         kill_processes_naming(str(self.private))
+
+    def close(self) -> None:
+        self.stop_processes()
         shutil.rmtree(self.private, ignore_errors=True)
         if self._owner is not None:
             os.close(self._owner)

@@ -84,6 +84,18 @@ kill "$hb" 2>/dev/null
 printf '\nMARK done\n'
 """.replace("MARK", MARK).replace("TAIL", str(STDERR_TAIL))
 
+# Removes a remote directory ($1) so that nothing can write into it again:
+# it is renamed first, then removed. A run script that starts late (its
+# connection was being torn down when the clean-up came) finds no directory
+# to make its work directory in, no probe and no place for its stderr, so it
+# creates nothing where the directory was; a removal in place could lose
+# that race and leave a directory behind.
+REMOVE = r"""d=$1 g=$1.gone
+rm -rf "$g" || exit 1
+if mv "$d" "$g" 2>/dev/null; then rm -rf "$g" || exit 1; fi
+[ ! -e "$d" ] && [ ! -L "$d" ]
+"""
+
 
 def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
@@ -103,10 +115,15 @@ def run_command(probe_args: Sequence[str], repetitions: int) -> tuple[str, str]:
 PLAN = "osmeter_plan[inventory_hostname]"
 
 
+def remove_task(name: str, path: str, timeout: str | int) -> dict[str, Any]:
+    """A task that removes the remote directory `path` (a template) by REMOVE."""
+    return {"name": name, "ansible.builtin.raw": "sh -c %s osmeter-fleet {{ %s | quote }}" % (shlex.quote(REMOVE), path),
+            "timeout": timeout}
+
+
 def remove_old(timeout: str | int) -> dict[str, Any]:
     """The task that removes what an earlier attempt left on the host."""
-    return {"name": T_OLD, "ansible.builtin.file": {"path": "{{ item | b64decode }}", "state": "absent"},
-            "loop": "{{ %s.leftovers }}" % PLAN, "timeout": timeout}
+    return {**remove_task(T_OLD, "item | b64decode", timeout), "loop": "{{ %s.leftovers }}" % PLAN}
 
 
 def playbook() -> list[dict[str, Any]]:
@@ -135,10 +152,7 @@ def playbook() -> list[dict[str, Any]]:
                                                             "dest": "{{ %s.fetch_dir | b64decode }}/" % PLAN,
                                                             "flat": True},
                  "loop": "{{ osmeter_reps }}", "timeout": TIME_LEFT},
-            ], "always": [
-                {"name": T_REMOVE, "ansible.builtin.file": {"path": "{{ %s }}" % tmp, "state": "absent"},
-                 "timeout": CLEANUP_STEP_S},
-            ]},
+            ], "always": [remove_task(T_REMOVE, tmp, CLEANUP_STEP_S)]},
         ],
     }]
 

@@ -173,10 +173,13 @@ class FleetRun:
 
     def remove_leftovers(self, session: AnsibleSession) -> None:
         """After an interruption: remove the remote directories still there, best effort
-        (a host that cannot be reached keeps its directory in the state, for --resume)."""
+        (a host that cannot be reached keeps its directory in the state, for --resume).
+        The interrupted step's connections are closed first: an SSH master
+        that outlived its ansible-playbook could still start the run script."""
         hosts = [h for h in self.made if h in self.sets]
         if not hosts:
             return
+        session.stop_processes()
         self.out.write(f"osmeter: removing the temporary directories on {len(hosts)} host(s)\n")
         plan = {h: {"leftovers": [plays.b64(p) for p in self.st.hosts[h].leftovers]} for h in hosts}
         session.cancelled = None
