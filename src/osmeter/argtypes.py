@@ -32,6 +32,14 @@ def positive_int(text: str) -> int:
     return int(_number(text, int, 1))
 
 
+def positive_int_up_to(maximum: int):  # type: ignore[no-untyped-def]
+    """An argparse type: an integer from 1 to `maximum`."""
+    def parse(text: str) -> int:
+        return int(_number(text, int, 1, maximum))
+
+    return parse
+
+
 def positive_float(text: str) -> float:
     value = _number(text, float, 0.0)
     if value == 0:

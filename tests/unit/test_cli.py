@@ -167,7 +167,30 @@ def test_runs_on_an_empty_store(cli, store_path: Path) -> None:
     assert r.code == 0 and "no runs" in r.out
     assert not store_path.exists()
     r = cli("runs", "--json")
-    assert json.loads(r.out) == {"osmeter_runs": 1, "runs": []}
+    assert json.loads(r.out) == {"osmeter_runs": 1, "total": 0, "runs": []}
+
+
+def test_runs_lists_the_newest_with_last_and_every_run_with_all(cli, store_path: Path) -> None:
+    """A store of thousands of runs answers at once: the newest 50 unless
+    --last N or --all says otherwise, with a line saying how many are left out."""
+    ids = [import_fixture(store_path, label=f"r{i}") for i in range(3)]
+
+    def listed(out: str) -> list[int]:
+        return [int(line.split()[0]) for line in out.splitlines() if line.split() and line.split()[0].isdigit()]
+
+    r = cli("runs")
+    assert r.code == 0 and listed(r.out) == ids and "of 3 runs" not in r.out  # 3 <= 50: all of them
+    r = cli("runs", "--last", "2")
+    assert r.code == 0 and listed(r.out) == ids[1:], r.out
+    assert r.out.splitlines()[-1] == "(the newest 2 of 3 runs; --all lists every run, --last N the newest N)"
+    r = cli("runs", "--all")
+    assert r.code == 0 and listed(r.out) == ids and "newest" not in r.out
+    doc = json.loads(cli("runs", "--json", "--last", "1").out)
+    assert doc["total"] == 3 and [x["id"] for x in doc["runs"]] == ids[2:]
+    for bad, message in ((["--last", "0"], "must be between 1 and"), (["--last", "x"], "not an integer"),
+                         (["--last", "2", "--all"], "not allowed with argument")):
+        r = cli("runs", *bad)
+        assert r.code == errors.EXIT_USAGE and message in r.err, r.err
 
 
 def test_list(cli, fake_probe: FakeProbe) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..argtypes import fifo_priority, non_negative_int, positive_float, positive_int
+from ..argtypes import fifo_priority, non_negative_int, positive_float, positive_int, positive_int_up_to
 from ..store import ENV_STORE
 
 __all__ = ["add_store_option", "add_json_option", "fifo_priority", "non_negative_int", "positive_float",
-           "positive_int"]
+           "positive_int", "positive_int_up_to"]
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:

@@ -402,19 +402,28 @@ class SQLStore:
         with decode.bulk():
             return [self._run_from_row(r) for r in self._read(self._RUNS_SQL + " ORDER BY runs.id")]
 
-    def readable_runs(self) -> tuple[list[RunInfo], list[StoreError]]:
+    def readable_runs(self, last: int | None = None) -> tuple[list[RunInfo], list[StoreError]]:
         """Every run that can be read, and why each other one cannot (`osmeter
-        runs` lists the first and names the second). The runs of one machine
-        description share its decoded object (decode.run): read-only."""
+        runs` lists the first and names the second), oldest first; `last`: only
+        the newest `last` runs (by id: one indexed query, whatever the store's
+        size). The runs of one machine description share its decoded object
+        (decode.run): read-only."""
         good, damaged = [], []
         shared: dict[str, Any] = {}
+        sql = self._RUNS_SQL + " ORDER BY runs.id"
+        if last is not None:
+            sql = (f"SELECT * FROM ({self._RUNS_SQL} WHERE runs.id IN "
+                   f"(SELECT id FROM runs ORDER BY id DESC LIMIT {int(last)})) AS newest ORDER BY id")
         with decode.bulk():
-            for row in self._read(self._RUNS_SQL + " ORDER BY runs.id"):
+            for row in self._read(sql):
                 try:
                     good.append(self._run_from_row(row, shared))
                 except StoreError as e:
                     damaged.append(e)
         return good, damaged
+
+    def count_runs(self) -> int:
+        return int(self._read("SELECT count(*) AS n FROM runs")[0]["n"])
 
     def run(self, ref: str) -> RunInfo:
         """A run by id or `latest`."""
