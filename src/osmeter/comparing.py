@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -28,11 +28,30 @@ if TYPE_CHECKING:
 Key = tuple[str, str, int]  # bench, canonical params, occurrence (a run may repeat an instance)
 
 
+_CANONICAL: dict[tuple[tuple[str, type, Any], ...], str] = {}
+
+
+def _canonical(params: Mapping[str, Any]) -> str:
+    """canonical_params, remembered for parameter sets of plain values (compare --by meets each
+    of a few hundred sets in every run). The key holds each value's type: 1, 1.0 and True are
+    equal in Python and different parameters."""
+    items = tuple((k, type(v), v) for k, v in params.items())
+    try:
+        return _CANONICAL[items]
+    except KeyError:
+        text = canonical_params(params)
+        if len(_CANONICAL) < 100_000:
+            _CANONICAL[items] = text
+        return text
+    except TypeError:  # an unhashable value (a list)
+        return canonical_params(params)
+
+
 def instance_keys(results: Sequence[BenchResult]) -> dict[Key, BenchResult]:
     seen: dict[tuple[str, str], int] = {}
     out: dict[Key, BenchResult] = {}
     for r in results:
-        base = (r.bench, canonical_params(r.params))
+        base = (r.bench, _canonical(r.params))
         n = seen.get(base, 0)
         seen[base] = n + 1
         out[(*base, n)] = r

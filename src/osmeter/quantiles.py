@@ -4,10 +4,12 @@ of repetitions, the comparison from repetitions). Pure, standard library only.""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 
 
+@lru_cache(maxsize=256)  # a few levels, asked for thousands of times (compare --by's cells)
 def normal_quantile(p: float) -> float:
     """The standard normal quantile (statistics.NormalDist's, exact to 1e-15)."""
     return NormalDist().inv_cdf(p)

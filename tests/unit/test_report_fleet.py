@@ -120,3 +120,36 @@ def test_run_figures_needs_a_fleet_and_html(cli, fleet) -> None:
     assert r.code == errors.EXIT_USAGE and "--run-figures goes with --fleet" in r.err
     r = cli("report", "--fleet", FLEET, "--run-figures", "--format", "md")
     assert r.code == errors.EXIT_USAGE and "HTML only" in r.err and r.out == ""
+
+
+def test_a_large_fleet_run_leaves_the_runs_sections_out_unless_asked(cli, fleet, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over fleet.INLINE_RUNS runs (here made 3, the fixture has 4): the hosts, the comparison and a line
+    saying how to get a run's section, in every format; --all-runs puts every section back."""
+    from osmeter.report import fleet as fleet_report
+
+    monkeypatch.setattr(fleet_report, "INLINE_RUNS", 3)
+    line = "The runs' own sections are left out (4 runs): `osmeter report RUN` writes a run's"
+    r = cli("report", "--fleet", FLEET, "--format", "txt")
+    assert r.code == 0 and line in r.out and "+100.0% slower" in r.out, r.out
+    assert "\nprobe " not in r.out  # a run section's heading: "run N: ... \nprobe VERSION, osmeter ..."
+    assert "\nprobe " in cli("report", "--fleet", FLEET, "--format", "txt", "--all-runs").out
+    md = cli("report", "--fleet", FLEET, "--format", "md").out
+    assert "## Change against host-a, by host" in md and md.count("\n## Run ") == 0 and "left out (4 runs)" in md
+    out = tmp_path / "fleet.html"
+    assert cli("report", "--fleet", FLEET, "-o", str(out)).code == 0
+    page = Page(out.read_text())
+    assert {"hosts", "heatmap-by"} <= page.ids() and not {"run-1", "run-2", "run-3", "run-4"} & page.ids()
+    assert not [a for t, a in page.tags if t == "a" and (a.get("href") or "").startswith("#run-")]  # no dead links
+    assert "left out (4 runs)" in out.read_text()
+
+    md = cli("report", "--fleet", FLEET, "--format", "md", "--all-runs").out
+    assert md.count("\n## Run ") == 4 and "left out" not in md
+    assert cli("report", "--fleet", FLEET, "--format", "md").out.count("\n## Run ") == 0
+    monkeypatch.setattr(fleet_report, "INLINE_RUNS", 4)  # as many runs as the limit: every section
+    assert cli("report", "--fleet", FLEET, "--format", "md").out.count("\n## Run ") == 4
+
+
+def test_all_runs_goes_with_fleet(cli, fleet) -> None:
+    r = cli("report", "1", "--all-runs")
+    assert r.code == errors.EXIT_USAGE and "--all-runs goes with --fleet" in r.err

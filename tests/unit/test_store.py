@@ -543,3 +543,53 @@ def test_quick_decoding_paths_read_what_the_careful_ones_read() -> None:
     assert careful.median == quick.median
     with pytest.raises(decode.Corrupt, match="not a number"):
         decode._summary(dict(row, p5="x"))
+
+
+def test_objects_built_without_init_are_the_dataclasses_own(store_path: Path) -> None:
+    """decode.built makes Summary, Repetition and BenchResult without their __init__: every field set,
+    equal to (and hashing like) the object the constructor makes, still frozen; results read in bulk
+    get params of their own (a copy of the parsed text shared by the rows of one parameter set)."""
+    import dataclasses
+
+    from osmeter.model import BenchResult
+    from osmeter.store import decode
+
+    import_fixture(store_path)
+    import_fixture(store_path)
+    store = open_store(str(store_path), create=False)
+    try:
+        read = store.figures([1, 2])
+        whole = store.results(1)
+    finally:
+        store.close()
+    ok = [r for r in whole if r.status == "ok"]
+    assert ok and read[1] and len(read[1]) == len(read[2])
+    for r in ok:
+        for obj in (r, r.summary, *r.repetitions):
+            names = [f.name for f in dataclasses.fields(obj)]
+            assert sorted(vars(obj)) == sorted(names)
+            again = type(obj)(**{n: getattr(obj, n) for n in names})
+            assert repr(again) == repr(obj)  # NaN fields compare by their text
+        assert hash(r.summary) == hash(type(r.summary)(**vars(r.summary)))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.summary.median = 0.0  # type: ignore[misc]
+    with_params = [(a, b) for a, b in zip(read[1], read[2]) if a.params]
+    assert with_params
+    a, b = with_params[0]
+    assert a.params == b.params and a.params is not b.params
+    a.params["changed"] = 1
+    assert "changed" not in b.params
+    for x in whole:  # what BenchResult.__post_init__ checks, which built() skips, holds by construction
+        BenchResult.__post_init__(x)
+
+
+def test_canonical_params_remembered_per_type() -> None:
+    """1, 1.0 and True are equal in Python and different parameters: the remembered canonical texts
+    keep them apart; an unhashable value takes the slow path."""
+    from osmeter.comparing import instance_keys
+    from osmeter.model import BenchResult
+
+    results = [BenchResult(i, "x.y", {"v": v}, "skip", reason="r") for i, v in enumerate([1, 1.0, True, [1], 1])]
+    keys = list(instance_keys(results))
+    assert [k[1] for k in keys] == ['{"v":1}', '{"v":1.0}', '{"v":true}', '{"v":[1]}', '{"v":1}']
+    assert [k[2] for k in keys] == [0, 0, 0, 0, 1]

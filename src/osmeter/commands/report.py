@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from .. import outfile
 from ..errors import UsageError
+from ..gcpause import paused
 from ..report import names as nm
 from ..report.expect import read_expect
+from ..report.fleet import INLINE_RUNS
 from ..report.formats import DEFAULT_FORMAT, REFUSED, RENDERERS, SUFFIXES, render
 from ..store import open_store, resolve_location
 from .options import add_store_option
@@ -46,6 +49,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--run-figures", action="store_true",
                    help="with --fleet, in HTML: draw every run's own figures too (several seconds a run; by "
                    "default a fleet report's runs have their tables, and `osmeter report RUN` draws a run's figures)")
+    p.add_argument("--all-runs", action="store_true",
+                   help=f"with --fleet: every run's section, also in a fleet run of more than "
+                   f"{INLINE_RUNS} runs (whose report otherwise leaves them out: `osmeter report RUN` writes one)")
     nm.add_names_option(p)
     add_store_option(p)
     return p
@@ -67,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("report --fleet ID reports every run of the fleet run: give run ids or --fleet, not both")
     if args.run_figures and args.fleet is None:
         raise UsageError("--run-figures goes with --fleet (a report of runs draws their figures in HTML anyway)")
+    if args.all_runs and args.fleet is None:
+        raise UsageError("--all-runs goes with --fleet (a report of runs has every run's section anyway)")
     if args.run_figures and fmt != "html":
         raise UsageError(f"--run-figures: figures are drawn in HTML only, and this report is {fmt}")
     output = Path(args.output) if args.output and args.output != "-" else None
@@ -75,9 +83,13 @@ def run(args: argparse.Namespace) -> int:
     if output is not None:
         outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
+    # a fleet run's report without figures builds tens of thousands of objects and no cycles;
+    # matplotlib's figures make cycles by the thousand: the collector stays on for them
+    drawing = fmt == "html" and (args.fleet is None or args.run_figures)
     try:
-        text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names, args.fleet,
-                      run_figures=args.run_figures, progress=_progress)
+        with nullcontext() if drawing else paused():
+            text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names,
+                          args.fleet, run_figures=args.run_figures, progress=_progress, all_runs=args.all_runs)
     finally:
         store.close()
     if output is not None:

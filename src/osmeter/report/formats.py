@@ -85,13 +85,15 @@ def render(
     fleet: str | None = None,
     run_figures: bool = False,
     progress: Callable[[str], None] | None = None,
+    all_runs: bool = False,
 ) -> str:
     """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench.
-    A fleet run's report draws its runs' figures only when `run_figures` (HTML)."""
-    if fleet is not None:  # the fleet run's report: hosts, comparison by host, then every run
+    A fleet run's report draws its runs' figures only when `run_figures` (HTML); it has every run's
+    section when `all_runs`, `run_figures` or `predictions`, else when it has few runs (fleet.INLINE_RUNS)."""
+    if fleet is not None:  # the fleet run's report: hosts, comparison by host, then its runs
         report = fleet_report.build(store, fleet, names, lambda s, runs, read: build_reports(
             s, runs, predictions, expect_path, with_figures=fmt == "html" and run_figures, names=names, read=read,
-            progress=progress))
+            progress=progress), all_runs=all_runs or run_figures or bool(predictions))
         return FORMATS[fmt].fleet(report, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
     return FORMATS[fmt].runs(reports, expect_path)

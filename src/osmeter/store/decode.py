@@ -18,18 +18,18 @@ is wrong; SQLiteStore adds the run and result and raises StoreError.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import sqlite3
 import zlib
 from contextlib import contextmanager
 from dataclasses import fields
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 import numpy as np
 
 from ..errors import RecordError
+from ..gcpause import paused
 from ..model import RESULT_STATUSES, RUN_SOURCES, RUN_STATUSES, BenchResult, Counts, RunInfo
 from ..records import MAX_DEPTH, MAX_MAGNITUDE, loads_json
 from ..repeats import Repetition
@@ -42,6 +42,8 @@ _INTEGER_STATS = ("n", "outliers", "kbest_stable")
 
 PROFILE_HEADER = ("type", "bench", "params", "lebench_row", "stacks", "status", "mode")
 MAX_PROFILE_TEXT = 1 << 30  # a damaged blob must not fill the memory
+
+_T = TypeVar("_T")
 
 
 def encode_stacks(stacks: Any) -> bytes:
@@ -255,19 +257,39 @@ def json_texts(row: sqlite3.Row, column: str) -> list[str]:
 
 @contextmanager
 def bulk() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while many rows are decoded.
+    """Python's cyclic garbage collector paused while many rows are decoded,
+    and their params texts parsed once each (_params).
     JSON makes thousands of containers, none of them in a cycle; with the
     collector running, it walked them again and again as they piled up (a
     third of the time of reading 10 000 runs). Reference counting frees
     them as usual; the collector comes back afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    global _params_memo
+    outer = _params_memo is None
+    if outer:
+        _params_memo = {}
     try:
-        yield
+        with paused():
+            yield
     finally:
-        gc.enable()
+        if outer:
+            _params_memo = None
+
+
+# While bulk() decodes many rows: the params texts met so far and their
+# checked objects. The results of many runs share a few hundred parameter
+# sets; each text is parsed and checked once, and each result gets a copy.
+_params_memo: dict[str, dict[str, Any]] | None = None
+
+
+def _params(row: sqlite3.Row) -> dict[str, Any]:
+    text = row["params"]
+    memo = _params_memo
+    if memo is None or type(text) is not str:
+        return json_object(row, "params")
+    value = memo.get(text)
+    if value is None:
+        value = memo[text] = json_object(row, "params")
+    return dict(value)
 
 
 def _machine(row: sqlite3.Row, shared: dict[str, Any] | None) -> Any:
@@ -320,7 +342,17 @@ def _summary(row: sqlite3.Row) -> Summary:
     values["n"] = integer(row, "n", minimum=1)
     values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
     values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))
-    return Summary(**values)
+    return built(Summary, values)
+
+
+def built(cls: type[_T], values: dict[str, Any]) -> _T:
+    """The frozen dataclass `cls` holding `values` (one per field), made without
+    its __init__, whose object.__setattr__ per field took a fifth of the time
+    of decoding a result: for values decoded and checked here. The same
+    object as cls(**values) (tests/unit/test_store.py)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
 
 
 _REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
@@ -347,9 +379,10 @@ def _plain_repetition(d: Any) -> Repetition | None:
         return None
     nan = math.nan
     median, ci_low, ci_high, elapsed = get("median"), get("ci_low"), get("ci_high"), get("elapsed_s")
-    return Repetition(status, n, nan if median is None else median, nan if ci_low is None else ci_low,
-                      nan if ci_high is None else ci_high, batch, get("stop_reason"), tuple(flags),
-                      nan if elapsed is None else elapsed, get("reason"))
+    return built(Repetition, {"status": status, "n": n, "median": nan if median is None else median,
+                              "ci_low": nan if ci_low is None else ci_low, "ci_high": nan if ci_high is None else ci_high,
+                              "batch": batch, "stop_reason": get("stop_reason"), "flags": tuple(flags),
+                              "elapsed_s": nan if elapsed is None else elapsed, "reason": get("reason")})
 
 
 def _repetition(i: int, d: Any) -> Repetition:
@@ -408,21 +441,22 @@ def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
     column is NULL (SQLStore.figures): those fields are left empty."""
     record = {} if light and row["flags"] is not None else json_object(row, "record")
     status = text(row, "status", choices=RESULT_STATUSES)
-    return BenchResult(
-        seq=integer(row, "seq", minimum=0),
-        bench=text(row, "bench"),
-        params=json_object(row, "params"),
-        status=status,
-        unit=text(row, "unit", null=status != "ok"),
-        reason=text(row, "reason", null=True),
-        summary=_summary(row) if status == "ok" else None,
-        batch=integer(row, "batch", null=True, minimum=1),
-        extra={} if light else json_object(row, "extra", null=True) or {},
-        counters=None if light else json_object(row, "counters", null=True) or None,
-        record=record,
-        flags=_flags(row, record),
-        repetitions=_repetitions(row),
-    )
+    # BenchResult's own checks hold by construction: a known status, statistics exactly when ok
+    return built(BenchResult, {
+        "seq": integer(row, "seq", minimum=0),
+        "bench": text(row, "bench"),
+        "params": _params(row),
+        "status": status,
+        "unit": text(row, "unit", null=status != "ok"),
+        "reason": text(row, "reason", null=True),
+        "summary": _summary(row) if status == "ok" else None,
+        "batch": integer(row, "batch", null=True, minimum=1),
+        "extra": {} if light else json_object(row, "extra", null=True) or {},
+        "counters": None if light else json_object(row, "counters", null=True) or None,
+        "record": record,
+        "flags": _flags(row, record),
+        "repetitions": _repetitions(row),
+    })
 
 
 MAX_STORED_SAMPLES = 1 << 27  # 1 GiB of float64: the cap when a result's n cannot say
