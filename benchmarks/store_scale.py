@@ -6,12 +6,14 @@ PostgreSQL (a server of its own, tests/pgserver.py), then times each command
 as a user runs it (a subprocess, Python start-up included, wall time, best
 of --repeat):
 
-    osmeter runs
+    osmeter runs                              (the newest 50)
+    osmeter runs --all
     osmeter show N
     osmeter compare A B                       (two runs of one host)
     osmeter compare --by host --fleet F       (a fleet run over every host)
     osmeter report --fleet F                  (its HTML report, on stdout)
-    osmeter report --fleet F --format txt     (the same without figures)
+    osmeter report --fleet F --format txt     (the same as text)
+    osmeter report --fleet F --all-runs --format txt  (with every run's section)
 
 The store: --hosts hosts (default 100; runs.host and the machine's
 hostname), one run per host per round, oldest first; four of the rounds
@@ -284,11 +286,14 @@ def commands(n_runs: int, hosts: int, fleet: str) -> list[tuple[str, list[str]]]
         other = mid % n_runs + 1
     return [
         ("osmeter runs", ["runs"]),
+        ("osmeter runs --all", ["runs", "--all"]),
         ("osmeter show N", ["show", str(mid)]),
         ("osmeter compare A B", ["compare", str(mid), str(other)]),
         ("osmeter compare --by host --fleet F", ["compare", "--by", "host", "--fleet", fleet]),
         ("osmeter report --fleet F", ["report", "--fleet", fleet]),
         ("osmeter report --fleet F --format txt", ["report", "--fleet", fleet, "--format", "txt"]),
+        ("osmeter report --fleet F --all-runs --format txt",
+         ["report", "--fleet", fleet, "--all-runs", "--format", "txt"]),
     ]
 
 

@@ -16,8 +16,9 @@ import pytest
 from ..conftest import ROOT
 
 SCRIPT = ROOT / "benchmarks" / "store_scale.py"
-COMMANDS = ("osmeter runs", "osmeter show N", "osmeter compare A B", "osmeter compare --by host --fleet F",
-            "osmeter report --fleet F", "osmeter report --fleet F --format txt")
+COMMANDS = ("osmeter runs", "osmeter runs --all", "osmeter show N", "osmeter compare A B",
+            "osmeter compare --by host --fleet F", "osmeter report --fleet F", "osmeter report --fleet F --format txt",
+            "osmeter report --fleet F --all-runs --format txt")
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -25,7 +26,7 @@ def _env(tmp: Path) -> dict[str, str]:
     return dict(os.environ, TMPDIR=str(tmp))
 
 
-@pytest.mark.slow  # six commands, a report with figures: half a minute; CI runs it
+@pytest.mark.slow  # eight commands, a report with figures: half a minute; CI runs it
 def test_the_table_has_a_row_per_command_and_a_time_per_backend(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     r = subprocess.run([sys.executable, str(SCRIPT), "--runs", "20", "--results", "5", "--backends", "sqlite",
