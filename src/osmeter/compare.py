@@ -65,6 +65,7 @@ from .stats import (
     order_uniforms,
     resampled_medians,
 )
+from .frozen import built
 from .quantiles import t_quantile
 from .twosample import dependent_brown_forsythe, exceedance_test
 
@@ -238,7 +239,7 @@ class Instance:
     flags: tuple[str, ...] = ()  # precision-unmet, unstable, ...
 
 
-def _side_uncertainty(x: Instance) -> Uncertainty | None:
+def side_uncertainty(x: Instance) -> Uncertainty | None:
     """A side's uncertainty for the t interval: its repetitions', else its own CI's."""
     if x.uncertainty is not None:
         return x.uncertainty
@@ -260,14 +261,20 @@ def ratio_from_repetitions(baseline: Instance, other: Instance, level: float = C
 def ratio_from_intervals(baseline: Instance, other: Instance, level: float = CI_LEVEL) -> RatioCI | None:
     """ratio_from_repetitions with or without repetitions: a side of one
     repetition stands for the standard error its stored interval of the
-    median implies (_side_uncertainty). compare --by makes its cells so
+    median implies (side_uncertainty). compare --by makes its cells so
     (docs/compare.md, "By host, kernel or label": no samples read, no
     bootstrap). None when a side has no usable interval or a median is not
     positive."""
-    a, b = _side_uncertainty(baseline), _side_uncertainty(other)
-    if a is None or b is None or not (baseline.median > 0 and other.median > 0):
+    return ratio_of_sides(baseline.median, side_uncertainty(baseline), other.median, side_uncertainty(other), level)
+
+
+def ratio_of_sides(base_median: float, a: Uncertainty | None, median: float, b: Uncertainty | None,
+                   level: float = CI_LEVEL) -> RatioCI | None:
+    """ratio_from_intervals of two sides given by their medians and
+    side_uncertainty (compare --by works the baseline's out once a row)."""
+    if a is None or b is None or not (base_median > 0 and median > 0):
         return None
-    ratio = other.median / baseline.median
+    ratio = median / base_median
     var = a.log_se**2 + b.log_se**2
     if var == 0:
         return RatioCI(ratio, ratio, ratio)
@@ -415,6 +422,8 @@ class Comparison:
     @property
     def caveat(self) -> str:
         """What the verdict cannot vouch for: '' or e.g. 'precision-unmet, unstable'."""
+        if not self.flags:
+            return ""
         shown = [f for f in CAVEAT_FLAGS if f in self.flags]
         return ", ".join(shown)
 
@@ -483,24 +492,24 @@ def compare_instances(
 def comparison_of(baseline: Instance, other: Instance, run_id: int, baseline_id: int, threshold: float, ci: RatioCI,
                   method: str, stats: Sequence[str] = ()) -> Comparison:
     """The Comparison of `other` against `baseline` whose interval `ci` was made by `method`."""
-    flags = tuple(dict.fromkeys((*baseline.flags, *other.flags)))
-    return Comparison(
-        bench=other.bench,
-        params=other.params,
-        unit=other.unit,
-        run_id=run_id,
-        baseline_id=baseline_id,
-        baseline_median=baseline.median,
-        median=other.median,
-        ratio=ci.ratio,
-        ci_low=ci.low,
-        ci_high=ci.high,
-        significant=is_significant(ci, threshold),
-        flags=flags,
-        method=method,
-        stats=tuple(STAT_FUNCTIONS[name](baseline.samples, other.samples, other.unit, threshold)
-                    for name in EXTRA_STATS if name in stats),
-    )
+    flags = tuple(dict.fromkeys((*baseline.flags, *other.flags))) if baseline.flags or other.flags else ()
+    return built(Comparison, {  # compare --by makes 20 000 of them; Comparison has no checks of its own
+        "bench": other.bench,
+        "params": other.params,
+        "unit": other.unit,
+        "run_id": run_id,
+        "baseline_id": baseline_id,
+        "baseline_median": baseline.median,
+        "median": other.median,
+        "ratio": ci.ratio,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+        "significant": is_significant(ci, threshold),
+        "flags": flags,
+        "method": method,
+        "stats": tuple(STAT_FUNCTIONS[name](baseline.samples, other.samples, other.unit, threshold)
+                       for name in EXTRA_STATS if name in stats) if stats else (),
+    })
 
 
 def regressions_above(comparisons: Sequence[Comparison], limit: float) -> list[Comparison]:

@@ -35,6 +35,7 @@ from . import compare as cmp
 from . import differences as dif
 from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
+from .frozen import built
 from .model import BenchResult, RunInfo
 from .sysinfo import KEY_KERNEL, host_of, machine_text
 
@@ -291,6 +292,7 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
     cells: list[Cell | None] = []
     todo: list[int] = []  # columns left to the bootstrap
     b_inst = compared_instance(base[1]) if base is not None and base[1].summary is not None else None
+    b_side = cmp.side_uncertainty(b_inst) if b_inst is not None else None  # once a row, not once a cell
     for i, picked in enumerate(picks):
         if i == first:
             cells.append(_not_ok(picked) or Cell(BASELINE, picked[0].id if picked else None,
@@ -305,14 +307,15 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
             if bootstrap:
                 ci, method = cmp.ratio_from_repetitions(b_inst, inst), cmp.METHOD_REPETITIONS
             else:
-                ci = cmp.ratio_from_intervals(b_inst, inst)
+                ci = cmp.ratio_of_sides(b_inst.median, b_side, inst.median, cmp.side_uncertainty(inst))
                 method = cmp.METHOD_INTERVALS if b_inst.uncertainty is None and inst.uncertainty is None \
                     else cmp.METHOD_REPETITIONS
             if ci is None:
                 todo.append(i)
             else:
                 c = cmp.comparison_of(b_inst, inst, run.id, base[0].id, threshold, ci, method)
-                cell = Cell(COMPARED, run.id, c, median=inst.median)
+                cell = built(Cell, {"state": COMPARED, "run_id": run.id, "comparison": c, "median": inst.median,
+                                    "reason": ""})  # 20 000 cells for 100 hosts
         cells.append(cell)
     if todo:
         assert base is not None

@@ -16,6 +16,7 @@ import numpy as np
 from . import compare as cmp
 from . import counters as ctr
 from .errors import RegressionFound, UsageError
+from .frozen import built
 from .model import BenchResult, RunInfo
 from .records import canonical_params, describe_instance
 from .repeats import uncertainty
@@ -188,16 +189,16 @@ def compared_instance(r: BenchResult, samples: FloatArray | None = None) -> cmp.
     the interval of compare.ratio_from_intervals, which needs none), and the
     uncertainty of its repetitions when it has several."""
     assert r.summary is not None
-    return cmp.Instance(
-        r.bench,
-        r.params,
-        r.unit,
-        r.summary.median,
-        NO_SAMPLES if samples is None else samples,
-        uncertainty=uncertainty(r.repetitions),
-        ci=(r.summary.ci_low, r.summary.ci_high),
-        flags=r.flags,
-    )
+    return built(cmp.Instance, {  # one per cell of compare --by; Instance has no checks of its own
+        "bench": r.bench,
+        "params": r.params,
+        "unit": r.unit,
+        "median": r.summary.median,
+        "samples": NO_SAMPLES if samples is None else samples,
+        "uncertainty": uncertainty(r.repetitions) if len(r.repetitions) > 1 else None,
+        "ci": (r.summary.ci_low, r.summary.ci_high),
+        "flags": r.flags,
+    })
 
 
 def counter_notes(runs: Sequence[RunInfo], results: Sequence[Sequence[BenchResult]]) -> list[str]:

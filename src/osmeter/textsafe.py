@@ -42,6 +42,8 @@ def terminal(text: str) -> str:
     """`text` without escape sequences, controls (but TAB and newline) and bidi overrides."""
     if text.isprintable():  # the common case: nothing to remove (TAB and newline are not printable)
         return text
+    if ("\n" in text or "\t" in text) and text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # lines of printable text (a hover of several lines): nothing to remove either
     return _CONTROL.sub("", _SEQUENCE.sub("", text))
 
 

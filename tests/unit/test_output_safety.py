@@ -153,6 +153,10 @@ def test_textsafe() -> None:
     assert textsafe.terminal("plain text") == "plain text"
     assert textsafe.terminal(f"a\tb\nc{ESC}d{C1}e\x9d8;;http://x\x9cf{RLO}\u2066g\x00\x7f\r") == "a\tb\ncdefg"
     assert textsafe.terminal("unterminated \x1b]0;title") == "unterminated "
+    lines = "x.y size=4k\nrun 2 vs baseline 1\tratio 1.0500"  # a hover of several lines: kept as it is
+    assert textsafe.terminal(lines) is lines
+    for bad in (f"a\nb{ESC}c", f"a\n{RLO}b", "a\tb\x00", "a\n\x1b]0;t"):  # a newline does not let them through
+        assert textsafe.terminal(bad) in ("a\nbc", "a\nb", "a\tb", "a\n"), repr(bad)
     assert textsafe.line("a\tb\nc") == "a b c"
     assert textsafe.json_text('"\x9b\u202e"') == '"\\u009b\\u202e"'
 

@@ -120,22 +120,23 @@ def column_title(outcome: cb.ByOutcome, i: int) -> str:
     return col.name + (" (baseline)" if i == outcome.baseline else "")
 
 
-def _html_cell(cell: cb.Cell, column: cb.Column, row: cb.Row) -> Cell:
-    """A heatmap cell for the page: coloured, hatched when not significant, the hover says all."""
+def _html_cell(cell: cb.Cell, column: cb.Column, row: cb.Row, instance: str) -> Cell:
+    """A heatmap cell for the page: coloured, hatched when not significant, the hover says all
+    (`instance`: the row's describe_instance, made once a row)."""
     lk = look(cell)
     classes = ["cell"]
     if cell.comparison is not None:
-        title = cell_title(cell.comparison)
+        title = cell_title(cell.comparison, instance=instance)
         if not cell.comparison.significant:
             classes += ["ns", "hatch"]
         if lk.caveat:
             classes.append("caveat")
     elif cell.state == cb.BASELINE:
         classes.append("base")
-        title = f"{describe_instance(row.bench, row.params)}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
+        title = f"{instance}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
     else:
         classes.append("missing")
-        title = f"{describe_instance(row.bench, row.params)}\n{column.name}: {STATE_MEANINGS[cell.state]}" + (
+        title = f"{instance}\n{column.name}: {STATE_MEANINGS[cell.state]}" + (
             f"\n{cell.reason}" if cell.reason else "")
     if cell.run_id is not None and cell.run_id != column.run.id:
         title += f"\nfrom run {cell.run_id} (the column's run {column.run.id} does not hold it ok)"
@@ -160,7 +161,8 @@ def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: An
     for row in ordered_rows(outcome, labels):
         name = row_name(row, labels)
         unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
-        cells = (_html_cell(cell, col, row) if html else Cell(cell_text(cell))
+        instance = describe_instance(row.bench, row.params) if html else ""
+        cells = (_html_cell(cell, col, row, instance) if html else Cell(cell_text(cell))
                  for cell, col in zip(row.cells, outcome.columns))
         rows.append(Row((Cell(name, html=esc(name) + unit, css="bench mono", head=True), Cell(row.unit or "-"),
                          *cells)))

@@ -54,10 +54,12 @@ def counter_delta_text(d: ctr.CounterDelta) -> str:
     return f"{d.label} {mark}{fmt_num(d.baseline)} → {mark}{fmt_num(d.value)} ({ctr.change_text(d)})"
 
 
-def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = ()) -> str:
-    """A heatmap cell's hover text: the instance, both medians, the ratio and its interval, the verdict."""
+def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = (), instance: str | None = None) -> str:
+    """A heatmap cell's hover text: the instance (`instance`: its description, when the caller has it),
+    both medians, the ratio and its interval, the verdict."""
     text = (
-        f"{describe_instance(c.bench, c.params)}\nrun {c.run_id} vs baseline {c.baseline_id}\n"
+        f"{instance if instance is not None else describe_instance(c.bench, c.params)}\n"
+        f"run {c.run_id} vs baseline {c.baseline_id}\n"
         f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
         f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
     )

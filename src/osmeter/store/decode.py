@@ -24,11 +24,12 @@ import sqlite3
 import zlib
 from contextlib import contextmanager
 from dataclasses import fields
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..errors import RecordError
+from ..frozen import built
 from ..gcpause import paused
 from ..model import RESULT_STATUSES, RUN_SOURCES, RUN_STATUSES, BenchResult, Counts, RunInfo
 from ..records import MAX_DEPTH, MAX_MAGNITUDE, loads_json
@@ -42,8 +43,6 @@ _INTEGER_STATS = ("n", "outliers", "kbest_stable")
 
 PROFILE_HEADER = ("type", "bench", "params", "lebench_row", "stacks", "status", "mode")
 MAX_PROFILE_TEXT = 1 << 30  # a damaged blob must not fill the memory
-
-_T = TypeVar("_T")
 
 
 def encode_stacks(stacks: Any) -> bytes:
@@ -345,14 +344,6 @@ def _summary(row: sqlite3.Row) -> Summary:
     return built(Summary, values)
 
 
-def built(cls: type[_T], values: dict[str, Any]) -> _T:
-    """The frozen dataclass `cls` holding `values` (one per field), made without
-    its __init__, whose object.__setattr__ per field took a fifth of the time
-    of decoding a result: for values decoded and checked here. The same
-    object as cls(**values) (tests/unit/test_store.py)."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(values)
-    return obj
 
 
 _REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
@@ -426,6 +417,19 @@ def _repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
     return tuple(_repetition(i, d) for i, d in enumerate(value))
 
 
+def _light_repetitions(row: sqlite3.Row) -> tuple[Repetition, ...]:
+    """_repetitions for a light read: an array of one object (one `{`, one
+    `}`: a repetition has no nested object) is the result itself, () as for a
+    result stored before repetitions had a column, and is not parsed (a
+    heatmap of 100 hosts meets 20 000 of them); anything else is read and
+    checked as always."""
+    value = row["repetitions"]
+    if (type(value) is str and value.startswith("[{") and value.endswith("}]")
+            and value.count("{") == 1 and value.count("}") == 1):
+        return ()
+    return _repetitions(row)
+
+
 def _flags(row: sqlite3.Row, record: dict[str, Any]) -> tuple[str, ...]:
     if row["flags"] is not None:
         return tuple(json_texts(row, "flags"))
@@ -438,7 +442,8 @@ def _flags(row: sqlite3.Row, record: dict[str, Any]) -> tuple[str, ...]:
 def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
     """A `results` row as a BenchResult. `light`: a row read without its
     extra and counters columns, and with its record only where the flags
-    column is NULL (SQLStore.figures): those fields are left empty."""
+    column is NULL (SQLStore.figures): those fields are left empty, and a
+    single repetition is not read (_light_repetitions)."""
     record = {} if light and row["flags"] is not None else json_object(row, "record")
     status = text(row, "status", choices=RESULT_STATUSES)
     # BenchResult's own checks hold by construction: a known status, statistics exactly when ok
@@ -455,7 +460,7 @@ def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
         "counters": None if light else json_object(row, "counters", null=True) or None,
         "record": record,
         "flags": _flags(row, record),
-        "repetitions": _repetitions(row),
+        "repetitions": _light_repetitions(row) if light else _repetitions(row),
     })
 
 
