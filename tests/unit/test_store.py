@@ -543,6 +543,9 @@ def test_quick_decoding_paths_read_what_the_careful_ones_read() -> None:
     assert careful.median == quick.median
     with pytest.raises(decode.Corrupt, match="not a number"):
         decode._summary(dict(row, p5="x"))
+    for bad in (math.inf, -math.inf, math.nan):  # one among finite floats: the careful path refuses it
+        with pytest.raises(decode.Corrupt):
+            decode._summary(dict(row, p99=bad))
 
 
 def test_objects_built_without_init_are_the_dataclasses_own(store_path: Path) -> None:

@@ -24,6 +24,7 @@ import sqlite3
 import zlib
 from contextlib import contextmanager
 from dataclasses import fields
+from operator import itemgetter
 from typing import Any, Iterator
 
 import numpy as np
@@ -332,9 +333,14 @@ def run(row: sqlite3.Row, shared: dict[str, Any] | None = None) -> RunInfo:
 _REAL_STATS = tuple(c for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS)
 
 
+_FLOAT_ONLY = {float}
+_get_reals = itemgetter(*_REAL_STATS)
+
+
 def _summary(row: sqlite3.Row) -> Summary:
-    reals = [row[c] for c in _REAL_STATS]
-    if all(type(v) is float for v in reals) and all(map(math.isfinite, reals)):  # what real() takes as is
+    reals = _get_reals(row)
+    # what real() takes as is: floats only, all finite (an infinity or a NaN among them makes the sum one)
+    if set(map(type, reals)) == _FLOAT_ONLY and math.isfinite(sum(reals)):
         values: dict[str, Any] = dict(zip(_REAL_STATS, reals))
     else:  # a NULL (a NaN statistic), an integer, or damage: real() says which
         values = {c: real(row, c) for c in _REAL_STATS}
