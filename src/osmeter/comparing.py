@@ -102,6 +102,64 @@ def _label(key: Key) -> str:
     return describe_instance(key[0], json.loads(key[1])) + (f" (#{key[2] + 1})" if key[2] else "")
 
 
+def _wanted(key: Key, b: BenchResult, base_id: int, other_keys: dict[int, dict[Key, BenchResult]]
+            ) -> list[tuple[int, int]]:
+    """The results whose samples instance `key` is compared on (the baseline's first), or none."""
+    pairs = [(run_id, o.seq) for run_id, keys in other_keys.items() if (o := keys.get(key)) is not None
+             and o.status == "ok" and o.summary is not None and o.unit == b.unit]
+    return [(base_id, b.seq), *pairs] if pairs else []
+
+
+def _values(key: Key, b: BenchResult, other_keys: dict[int, dict[Key, BenchResult]]) -> int:
+    """How many sample values the instance `key` brings, in every run (their summaries' n)."""
+    found = [b, *(k[key] for k in other_keys.values() if key in k)]
+    return sum(r.summary.n for r in found if r.summary is not None)
+
+
+class _SampleWindow:
+    """The samples of the instances compare RUN RUN compares, read a window of
+    instances ahead: up to WINDOW_INSTANCES instances or WINDOW_VALUES sample
+    values at once (one query for both runs on the same seqs, instead of a
+    query per instance: 200 round trips to PostgreSQL were a tenth of a
+    second or more), then the next window; the memory stays a window's."""
+
+    WINDOW_INSTANCES = 64
+    WINDOW_VALUES = 4 << 20  # 32 MiB of float64
+
+    def __init__(self, store: SQLStore, plan: Sequence[tuple[Key, list[tuple[int, int]], int]]) -> None:
+        self.store = store
+        self.plan = [p for p in plan if p[1]]  # instances with something to compare
+        self.planned = {p[0] for p in self.plan}
+        self.at = 0  # the next instance of the plan to read
+        self.read: dict[Key, dict[tuple[int, int], FloatArray | None]] = {}
+
+    def samples(self, key: Key) -> dict[tuple[int, int], FloatArray | None]:
+        """The samples of instance `key` (those of `wanted`), {} when it has none to compare."""
+        if key not in self.planned:
+            return {}
+        if key not in self.read:
+            self._next(key)
+        return self.read.pop(key, {})
+
+    def _next(self, key: Key) -> None:
+        self.read.clear()
+        while self.at < len(self.plan) and self.plan[self.at][0] != key:  # an instance not asked for: skipped
+            self.at += 1
+        chunk, values = [], 0
+        while self.at < len(self.plan) and len(chunk) < self.WINDOW_INSTANCES:
+            k, pairs, n = self.plan[self.at]
+            if chunk and values + n > self.WINDOW_VALUES:
+                break
+            chunk.append((k, pairs))
+            values += n
+            self.at += 1
+        if not chunk:
+            return
+        got = self.store.samples_of([p for _, pairs in chunk for p in pairs])
+        for k, pairs in chunk:
+            self.read[k] = {p: got[p] for p in pairs}
+
+
 def compare_runs(store: SQLStore, runs: Sequence[RunInfo], threshold: float,
                  stats: Sequence[str] | None = None) -> Outcome:
     """Every instance ok in the baseline and in another run, compared; the rest
@@ -119,16 +177,15 @@ def compare_runs(store: SQLStore, runs: Sequence[RunInfo], threshold: float,
     def note(key: Key, why: str, run_id: int) -> None:
         reasons.setdefault(f"{_label(key)}: {why}", []).append(str(run_id))
 
+    window = _SampleWindow(store, [(key, _wanted(key, b, base_run.id, other_keys), _values(key, b, other_keys))
+                                   for key, b in base.items() if b.status == "ok" and b.summary is not None])
     for key, b in base.items():
         if b.status != "ok" or b.summary is None:
             for r in others:
                 if key in other_keys[r.id]:
                     note(key, f"{b.status} in the baseline ({b.reason})", r.id)
             continue
-        # the samples this instance is compared on, in one read (a query per result is slow on a large store)
-        wanted = [(r.id, o.seq) for r in others if (o := other_keys[r.id].get(key)) is not None
-                  and o.status == "ok" and o.summary is not None and o.unit == b.unit]
-        samples_of = store.samples_of([(base_run.id, b.seq), *wanted]) if wanted else {}
+        samples_of = window.samples(key)
         base_samples = None
         base_medians = None
         for r in others:

@@ -170,3 +170,63 @@ def test_many_runs_list_differences_by_value(cli, store_path: Path, tmp_path: Pa
     text = out.read_text()
     assert "6.8.0  (runs 1, 2, 3, 4)" in text and "6.9.0  (runs 5, 6, 7, 8, 9, 10)" in text
     assert text.count('class="cell') == 9
+
+
+def test_samples_read_a_window_ahead_give_the_same_comparison(cli, three_runs, monkeypatch) -> None:
+    """compare RUN RUN reads its instances' samples a window of instances at a time (one query for all
+    runs on the same seqs): windows of one instance, or of as few values as one result has, give the
+    same comparison, number for number, as the default window."""
+    from osmeter.comparing import _SampleWindow
+
+    want = cli("compare", "1", "2", "3", "--json").out
+    assert json.loads(want)["comparisons"]
+    monkeypatch.setattr(_SampleWindow, "WINDOW_INSTANCES", 1)
+    assert cli("compare", "1", "2", "3", "--json").out == want
+    monkeypatch.setattr(_SampleWindow, "WINDOW_INSTANCES", 64)
+    monkeypatch.setattr(_SampleWindow, "WINDOW_VALUES", 1)  # every window: one instance, however large
+    assert cli("compare", "1", "2", "3", "--json").out == want
+
+
+def test_samples_of_reads_pairs_the_same_either_way(store_path: Path, three_runs) -> None:
+    """SQLStore.samples_of: pairs of the same seqs in every run (one query over runs x seqs) and pairs
+    that are not (a query per seq) give each pair's samples; a pair that does not exist is None."""
+    from osmeter.store import open_store
+
+    store = open_store(str(store_path), create=False)
+    try:
+        square = [(r, q) for r in (1, 2, 3) for q in (0, 1)]
+        got = store.samples_of(square)
+        assert all(got[p] is not None and got[p].size > 0 for p in square)
+        for p in square:  # alone: a query of its own
+            assert np.array_equal(store.samples_of([p])[p], got[p])
+        sparse = [(1, 0), (2, 1), (3, 2), (3, 999)]  # 3 runs x 4 seqs for 4 pairs: a query per seq
+        some = store.samples_of(sparse)
+        assert some[(3, 999)] is None and set(some) == set(sparse)
+        assert np.array_equal(some[(1, 0)], got[(1, 0)]) and np.array_equal(some[(2, 1)], got[(2, 1)])
+    finally:
+        store.close()
+
+
+def test_the_sample_window_reads_ahead_once_and_skips_what_has_nothing_to_compare(monkeypatch) -> None:
+    """Instances asked for in order, one with nothing to compare among them: one read for the window,
+    every instance's samples found (before: asking for the one without pairs dropped the window)."""
+    from osmeter.comparing import _SampleWindow
+
+    calls: list[list[tuple[int, int]]] = []
+
+    class Store:
+        def samples_of(self, wanted):
+            calls.append(list(wanted))
+            return {p: np.full(3, float(p[1])) for p in wanted}
+
+    a, b, c = ("x.a", "{}", 0), ("x.b", "{}", 0), ("x.c", "{}", 0)
+    plan = [(a, [(1, 0), (2, 0)], 6), (b, [], 3), (c, [(1, 2), (2, 2)], 6)]
+    window = _SampleWindow(Store(), plan)  # type: ignore[arg-type]
+    assert list(window.samples(a)) == [(1, 0), (2, 0)]
+    assert window.samples(b) == {}
+    assert list(window.samples(c)) == [(1, 2), (2, 2)] and len(calls) == 1
+    monkeypatch.setattr(_SampleWindow, "WINDOW_VALUES", 5)  # each instance in a window of its own
+    calls.clear()
+    window = _SampleWindow(Store(), plan)  # type: ignore[arg-type]
+    assert [list(window.samples(k)) for k in (a, b, c)] == [[(1, 0), (2, 0)], [], [(1, 2), (2, 2)]]
+    assert calls == [[(1, 0), (2, 0)], [(1, 2), (2, 2)]]

@@ -33,6 +33,7 @@ from .. import compare as cmp
 from .. import outfile, textsafe
 from ..comparing import compare_runs, raise_regressions, resolve_runs
 from ..errors import UsageError
+from ..gcpause import paused
 from ..hotspots.sources import diff_links
 from ..report import names as nm
 from ..report.compare_text import document, heatmap_file, render_text
@@ -136,11 +137,12 @@ def run(args: argparse.Namespace) -> int:
         outfile.check(output)
     store = open_store(resolve_location(args.store), create=False)
     try:
-        runs = resolve_runs(store, args.runs, args.baseline)
-        outcome = compare_runs(store, runs, threshold, args.stat)
-        outcome.profile_links = diff_links(store, runs)
-        # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
-        labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]])
+        with paused():  # the runs' results and their comparisons: many objects, no cycles (gcpause)
+            runs = resolve_runs(store, args.runs, args.baseline)
+            outcome = compare_runs(store, runs, threshold, args.stat)
+            outcome.profile_links = diff_links(store, runs)
+            # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
+            labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]])
     finally:
         store.close()
     if output is not None:

@@ -530,31 +530,42 @@ class SQLStore:
             return [self._run_from_row(r, shared) for r in rows]
 
     def samples_of(self, wanted: Sequence[tuple[int, int]]) -> dict[tuple[int, int], FloatArray | None]:
-        """The samples of many results, each (run id, seq), in a query per
-        distinct seq (most often one: an instance has one seq in every run of a
-        suite) rather than one per result; None where a result has none stored
-        or does not exist. For a row of compare's cells: the memory is one
-        instance's samples in each run, never whole runs'."""
-        by_seq: dict[int, list[int]] = {}
-        for run_id, seq in dict.fromkeys(wanted):
-            by_seq.setdefault(seq, []).append(run_id)
-        out: dict[tuple[int, int], FloatArray | None] = dict.fromkeys(wanted)
-        for seq, ids in by_seq.items():
-            for marks, args in _in_lists(ids):
-                args["s"] = seq
-                for row in self._read(f"SELECT run_id, samples, n FROM results WHERE seq = :s AND run_id IN ({marks})",
-                                      args):
-                    if row["samples"] is None:
-                        continue
-                    try:
-                        out[(row["run_id"], seq)] = decode.samples(row["samples"], row["n"])
-                    except Corrupt as e:
-                        raise self._corrupt(row["run_id"], e, seq) from None
+        """The samples of many results, each (run id, seq); None where a result
+        has none stored or does not exist. When the runs and seqs asked for are
+        about all their pairs (compare A B: the same seqs in both runs), in one
+        query per 500 runs and 500 seqs; else in a query per distinct seq (a
+        row of compare --by's cells: one seq, many runs). The memory is what
+        the caller asks for, never whole runs'."""
+        pairs = list(dict.fromkeys(wanted))
+        out: dict[tuple[int, int], FloatArray | None] = dict.fromkeys(pairs)
+        runs = sorted({r for r, _ in pairs})
+        seqs = sorted({q for _, q in pairs})
+        if len(runs) * len(seqs) <= 2 * len(pairs):
+            for marks, args in _in_lists(runs):
+                for seq_marks, seq_args in _in_lists(seqs, prefix="s"):
+                    self._samples_into(out, f"run_id IN ({marks}) AND seq IN ({seq_marks})", {**args, **seq_args})
+            return out
+        for seq in seqs:
+            for marks, args in _in_lists([r for r, q in pairs if q == seq]):
+                self._samples_into(out, f"seq = :s AND run_id IN ({marks})", {**args, "s": seq})
         return out
 
+    def _samples_into(self, out: dict[tuple[int, int], FloatArray | None], where: str, args: dict[str, Any]) -> None:
+        """The samples of the rows `where` selects into `out`, for the keys it has (others are skipped)."""
+        for row in self._read(f"SELECT run_id, seq, samples, n FROM results WHERE {where}", args):
+            key = (row["run_id"], row["seq"])
+            if key not in out or row["samples"] is None:
+                continue
+            try:
+                out[key] = decode.samples(row["samples"], row["n"])
+            except Corrupt as e:
+                raise self._corrupt(key[0], e, key[1]) from None
 
-def _in_lists(ids: Sequence[int], size: int = 500) -> Iterator[tuple[str, dict[str, Any]]]:
-    """`ids` in chunks of `size` for `... IN (marks)`: the marks (":r0, :r1, ...") and their arguments."""
+
+def _in_lists(ids: Sequence[int], size: int = 500, prefix: str = "r") -> Iterator[tuple[str, dict[str, Any]]]:
+    """`ids` in chunks of `size` for `... IN (marks)`: the marks (":r0, :r1, ...", with `prefix` for "r")
+    and their arguments."""
     for i in range(0, len(ids), size):
         chunk = ids[i:i + size]
-        yield ", ".join(f":r{j}" for j in range(len(chunk))), {f"r{j}": r for j, r in enumerate(chunk)}
+        yield (", ".join(f":{prefix}{j}" for j in range(len(chunk))),
+               {f"{prefix}{j}": r for j, r in enumerate(chunk)})
