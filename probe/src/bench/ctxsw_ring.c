@@ -317,7 +317,9 @@ int ctxsw_ring_run(struct osm_ctx *ctx, uint64_t batch)
 		return osm_fail(ctx, OSM_ERROR,
 				"the pipe transfer (%.0f ns per hop) costs as much as a whole hop (%.0f ns): "
 				"cannot separate a context switch from it", s->overhead_ns, raw);
-	if (osm_samples_push(&s->raw, raw))
+	/* raw_ns is the median of the sampled batches alone, as the value's
+	 * is: value = raw - overhead holds for the two medians too. */
+	if (ctx->counting && osm_samples_push(&s->raw, raw))
 		return osm_fail(ctx, OSM_ERROR, "out of memory");
 	ctx->self_ns = (raw - s->overhead_ns) * (double)batch;
 	return OSM_OK;
@@ -342,7 +344,7 @@ void ctxsw_ring_teardown(struct osm_ctx *ctx)
 		if (s->pipes[k][0] >= 0)
 			close(s->pipes[k][0]);
 	if (s->raw.n) {
-		/* The warm-up's rounds are in here too; they are few. */
+		/* the sampled batches' (not the warm-up's or calibration's) */
 		osm_add_extra(ctx, "raw_ns", osm_sort_median(s->raw.v, s->raw.n));
 		osm_add_extra(ctx, "raw_min_ns", s->raw.v[0]);
 	}
