@@ -23,7 +23,7 @@ from ..gcpause import paused
 from ..report import names as nm
 from ..report.expect import read_expect
 from ..report.fleet import INLINE_RUNS
-from ..report.formats import DEFAULT_FORMAT, REFUSED, RENDERERS, SUFFIXES, render
+from ..report.formats import DEFAULT_FORMAT, REFUSED, RENDERERS, SUFFIXES, draws_figures, render
 from ..store import open_store, resolve_location
 from .options import add_store_option
 
@@ -85,9 +85,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(resolve_location(args.store), create=False)
     # a fleet run's report without figures builds tens of thousands of objects and no cycles;
     # matplotlib's figures make cycles by the thousand: the collector stays on for them
-    drawing = fmt == "html" and (args.fleet is None or args.run_figures)
     try:
-        with nullcontext() if drawing else paused():
+        with nullcontext() if draws_figures(fmt, args.fleet, args.run_figures) else paused():
             text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names,
                           args.fleet, run_figures=args.run_figures, progress=_progress, all_runs=args.all_runs)
     finally:

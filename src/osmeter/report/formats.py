@@ -75,6 +75,12 @@ def build_reports(
     return reports
 
 
+def draws_figures(fmt: str, fleet: str | None, run_figures: bool) -> bool:
+    """Whether the report draws figures (matplotlib): the runs' in HTML; a fleet run's only with
+    `run_figures`."""
+    return fmt == "html" and (fleet is None or run_figures)
+
+
 def render(
     store: Store,
     refs: Sequence[str],
@@ -92,8 +98,10 @@ def render(
     section when `all_runs`, `run_figures` or `predictions`, else when it has few runs (fleet.INLINE_RUNS)."""
     if fleet is not None:  # the fleet run's report: hosts, comparison by host, then its runs
         report = fleet_report.build(store, fleet, names, lambda s, runs, read: build_reports(
-            s, runs, predictions, expect_path, with_figures=fmt == "html" and run_figures, names=names, read=read,
+            s, runs, predictions, expect_path, with_figures=draws_figures(fmt, fleet, run_figures), names=names,
+            read=read,
             progress=progress), all_runs=all_runs or run_figures or bool(predictions))
         return FORMATS[fmt].fleet(report, expect_path)
-    reports = build_reports(store, refs, predictions, expect_path, with_figures=fmt == "html", names=names)
+    reports = build_reports(store, refs, predictions, expect_path, with_figures=draws_figures(fmt, None, False),
+                            names=names)
     return FORMATS[fmt].runs(reports, expect_path)

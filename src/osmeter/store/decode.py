@@ -331,8 +331,6 @@ def run(row: sqlite3.Row, shared: dict[str, Any] | None = None) -> RunInfo:
 
 
 _REAL_STATS = tuple(c for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS)
-
-
 _FLOAT_ONLY = {float}
 _get_reals = itemgetter(*_REAL_STATS)
 
@@ -348,8 +346,6 @@ def _summary(row: sqlite3.Row) -> Summary:
     values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
     values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))
     return built(Summary, values)
-
-
 
 
 _REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
@@ -387,6 +383,7 @@ def _repetition(i: int, d: Any) -> Repetition:
     quick = _plain_repetition(d)
     if quick is not None:
         return quick
+
     def bad(key: str, want: str) -> Corrupt:
         return Corrupt("repetitions", f"an array whose element {i} has '{key}' of {_json_kind(d[key])}, not {want}")
 
