@@ -304,12 +304,11 @@ def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, thresho
             assert picked is not None and b_inst is not None and base is not None
             run, res = picked
             inst = compared_instance(res)
-            if bootstrap:
-                ci, method = cmp.ratio_from_repetitions(b_inst, inst), cmp.METHOD_REPETITIONS
-            else:
-                ci = cmp.ratio_of_sides(b_inst.median, b_side, inst.median, cmp.side_uncertainty(inst))
-                method = cmp.METHOD_INTERVALS if b_inst.uncertainty is None and inst.uncertainty is None \
-                    else cmp.METHOD_REPETITIONS
+            # one repetition a side: the stored intervals, or (--bootstrap) the bootstrap as compare RUN RUN
+            single = b_inst.uncertainty is None and inst.uncertainty is None
+            ci = None if bootstrap and single else \
+                cmp.ratio_of_sides(b_inst.median, b_side, inst.median, cmp.side_uncertainty(inst))
+            method = cmp.METHOD_INTERVALS if single else cmp.METHOD_REPETITIONS
             if ci is None:
                 todo.append(i)
             else:

@@ -545,8 +545,11 @@ class SQLStore:
                 for seq_marks, seq_args in _in_lists(seqs, prefix="s"):
                     self._samples_into(out, f"run_id IN ({marks}) AND seq IN ({seq_marks})", {**args, **seq_args})
             return out
-        for seq in seqs:
-            for marks, args in _in_lists([r for r, q in pairs if q == seq]):
+        by_seq: dict[int, list[int]] = {}
+        for run_id, seq in pairs:
+            by_seq.setdefault(seq, []).append(run_id)
+        for seq, ids in by_seq.items():
+            for marks, args in _in_lists(ids):
                 self._samples_into(out, f"seq = :s AND run_id IN ({marks})", {**args, "s": seq})
         return out
 
