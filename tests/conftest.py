@@ -28,10 +28,14 @@ from probe_helpers import find_probe, optional_tool_missing  # noqa: E402,F401
 import pgserver  # noqa: E402  (tests/ is on sys.path: conftest is also imported as a plain module)
 
 
-# Tests marked `slow` (tens of seconds each: the fork study, the cross builds
-# under qemu) run when this variable is 1, as CI sets it (.ci/run), or when
-# `-m` names them (`pytest -m slow` runs just those); the README's test
-# command skips them, so it stays under four minutes on a 2-core machine.
+# Tests marked `slow` run when this variable is 1, as CI sets it (.ci/run),
+# or when `-m` names them (`pytest -m slow` runs just those); the README's
+# test command skips them, so it stays under five minutes on a 2-core
+# machine. Slow: tens of seconds (the fork study, the cross builds under
+# qemu, PostgreSQL), or a robustness scenario of about two seconds or more
+# (signals, killed partners, fuzzing, races, a browser). The default run
+# keeps every benchmark's plausibility test, the harness's ground truth and
+# the golden outputs.
 RUN_SLOW = "OSMETER_TEST_SLOW"
 
 

@@ -94,6 +94,7 @@ def left_by(pid: int, *roots: Path) -> list[Path]:
     return [d for root in roots for d in work_dirs(root, pid)]
 
 
+@pytest.mark.slow
 def test_sigkill_leaves_nothing_in_the_dir(real_probe: str, tmp_path: Path) -> None:
     target = tmp_path / "target"
     target.mkdir()
@@ -132,6 +133,7 @@ def probe_tmpdir(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: py
             subprocess.run(["umount", "-l", str(d)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_sigkill_leaves_nothing_in_the_default_directory(real_probe: str, probe_tmpdir: Path) -> None:
     rc, err, pid, workdir = kill_the_probe_mid_benchmark(real_probe, [probe_tmpdir, SHARED])
     on_tmpfs = probe_tmpdir.name == "tmpfs"

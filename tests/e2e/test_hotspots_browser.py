@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from osmeter.hotspots import flamegraph, folded
 
 from .test_report_browser import browse, chromium  # noqa: F401 (chromium: a fixture)
@@ -34,6 +36,7 @@ DRIVE = """
 """
 
 
+@pytest.mark.slow
 def test_flame_graphs_load_clean_and_run_their_script(chromium: str, tmp_path: Path) -> None:  # noqa: F811
     pages = {"flame.svg": flamegraph.flamegraph_svg(A, "fork", "samples"),
              "diff.svg": flamegraph.diff_flamegraph_svg(A, B, "fork 1 -> 1024")}
@@ -46,6 +49,7 @@ def test_flame_graphs_load_clean_and_run_their_script(chromium: str, tmp_path: P
         assert 'data-ready="1"' in dom, name
 
 
+@pytest.mark.slow
 def test_search_and_zoom_work(chromium: str, tmp_path: Path) -> None:  # noqa: F811
     svg = flamegraph.flamegraph_svg(A, "fork", "samples").replace("</svg>\n", DRIVE)
     page = tmp_path / "driven.svg"

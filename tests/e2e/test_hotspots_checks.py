@@ -83,6 +83,7 @@ def test_a_parameter_set_that_is_not_one_instance_is_refused_first(real_probe, c
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_one_value_given_twice_or_a_range_of_one_is_one_instance(real_probe, cli, store_path: Path,
                                                                    tmp_path: Path):
     r = cli("hotspots", "cpu.call", "--param", "args=1,1", "--param", "args=1..1", "--min-time", "1", "--frequency", "2999",

@@ -73,6 +73,7 @@ SMALL_CAP = "sources.MAX_INPUT_BYTES = 8 * inputs.MIB"
 
 @pytest.mark.parametrize("args", [("--show", "/dev/zero"), ("--show", "/dev/urandom"),
                                   ("--diff", "/dev/null", "/dev/zero")])
+@pytest.mark.slow
 def test_an_endless_device_is_refused_at_the_size_cap(tmp_path: Path, args):
     r = hotspots(*args, "-o", str(tmp_path / "out"), patches=SMALL_CAP)
     assert r.code == 2, r.err  # was a MemoryError (exit 1) here, the OOM killer without a limit
@@ -94,6 +95,7 @@ def test_a_fifo_without_a_writer_is_given_up_on(tmp_path: Path):
     assert r.code == 2 and "sent nothing for 0.5 s" in r.err, r.err  # blocked forever
 
 
+@pytest.mark.slow
 def test_a_fifo_that_never_ends_is_given_up_on(tmp_path: Path):
     fifo = tmp_path / "stacks"
     os.mkfifo(fifo)
@@ -119,6 +121,7 @@ def test_a_fifo_that_never_ends_is_given_up_on(tmp_path: Path):
     assert r.code == 2 and "was still sending after 1.5 s" in r.err, r.err
 
 
+@pytest.mark.slow
 def test_a_stack_of_100000_frames_renders_in_memory_proportional_to_it(tmp_path: Path):
     """A 0.7 MB file; paths built per frame needed about 40 GB (4.1 GB for 32 000 frames)."""
     f = tmp_path / "deep.folded"

@@ -77,6 +77,7 @@ def dead_pid() -> int:
     return p.pid
 
 
+@pytest.mark.slow
 def test_sample_profile_killed_mid_run_leaves_the_state_as_it_was(probe, cli):
     before = state()
     with probe_started(probe, "hotspots", "task.fork", "--param", "touched_mib=64", "--min-time", "60",

@@ -116,6 +116,7 @@ def test_probe_writes_garbage(cli, fake_probe: FakeProbe, store_path: Path) -> N
     wait_for(lambda: fake_probe.processes() == [], timeout=5, what="no fake probe processes")
 
 
+@pytest.mark.slow
 def test_osmeter_killed_takes_the_probe_with_it(fake_probe: FakeProbe, osmeter_proc, store_path: Path,
                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGKILL cannot be caught: --die-with-parent (PR_SET_PDEATHSIG) stops the probe."""
@@ -130,6 +131,7 @@ def test_osmeter_killed_takes_the_probe_with_it(fake_probe: FakeProbe, osmeter_p
     assert db_rows(store_path, "SELECT status FROM runs") in ([], [("running",)])
 
 
+@pytest.mark.slow
 def test_work_directory_of_a_killed_osmeter_goes_with_the_next_run(cli, fake_probe: FakeProbe, osmeter_proc,
                                                                     tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,6 +163,7 @@ def test_work_directory_of_a_killed_osmeter_goes_with_the_next_run(cli, fake_pro
     assert list(tmp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_signal_before_the_run_starts_stores_nothing(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
     fake_probe.set(delay="5")
     proc = osmeter_proc("run")
@@ -192,6 +195,7 @@ def samples_line(value: str) -> str:
     ],
     ids=["1e308", "1e309", "5000-digits", "deep", "surrogate"],
 )
+@pytest.mark.slow
 def test_out_of_range_record_mid_stream_ends_incomplete(cli, fake_probe: FakeProbe, store_path: Path, line: str,
                                                         message: str) -> None:
     fake_probe.set(bad_line_after=2, bad_line=line)
@@ -259,6 +263,7 @@ def test_killed_probe_leaves_no_work_directory(cli, fake_probe: FakeProbe, tmp_p
     assert_kept_two_and_incomplete(store_path, "killed by SIGKILL")
 
 
+@pytest.mark.slow
 def test_signal_before_meta_stores_nothing_and_leaves_nothing(fake_probe: FakeProbe, osmeter_proc, tmp_path: Path,
                                                               store_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:

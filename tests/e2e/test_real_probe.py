@@ -135,6 +135,7 @@ def assert_two_kept_and_incomplete(store_path: Path) -> None:
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.slow
 def test_signal_to_osmeter_keeps_finished_results(real_probe: str, store_path: Path, sig: int, code: int) -> None:
     rc, err = interrupt_after_two(store_path, real_probe, lambda proc: proc.send_signal(sig))
     assert rc == code, err
@@ -142,6 +143,7 @@ def test_signal_to_osmeter_keeps_finished_results(real_probe: str, store_path: P
     assert probe_pids(real_probe) == []
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_probe_mid_benchmark(real_probe: str, store_path: Path) -> None:
     def kill_probe(proc: subprocess.Popen[str]) -> None:
         for pid in probe_pids(real_probe):
@@ -179,6 +181,7 @@ def test_a_run_stopped_early_is_flagged_everywhere(real_probe: str, store_path: 
     assert "precision-unmet" in doc["comparisons"][0]["caveat"]
 
 
+@pytest.mark.slow
 def test_param_lists_ranges_and_repeats_reach_the_probe(real_probe: str, store_path: Path) -> None:
     """`osmeter run --param` passes lists, ranges and repeated keys to the
     probe, which measures each value once (issue 10, item 2)."""

@@ -100,6 +100,7 @@ def test_a_probe_that_dies_in_repetition_two_keeps_repetition_one(cli, fake_prob
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+@pytest.mark.slow
 def test_a_signal_between_repetitions_ends_the_run_incomplete(cli, fake_probe: FakeProbe, store_path: Path,
                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               signum: int) -> None:

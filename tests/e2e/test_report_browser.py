@@ -103,6 +103,7 @@ def looks_drawn(png: Path) -> bool:
     return colours is None or len(colours) > 50  # a blank or error page has a handful of colours
 
 
+@pytest.mark.slow
 def test_detectors_catch_a_console_error_and_a_request(chromium: str, tmp_path: Path) -> None:
     canary = tmp_path / "canary.html"
     canary.write_text(
@@ -114,6 +115,7 @@ def test_detectors_catch_a_console_error_and_a_request(chromium: str, tmp_path: 
     assert "http://127.0.0.1:9/x.png" in requests
 
 
+@pytest.mark.slow
 def test_report_renders_in_chromium(chromium: str, cli, store_path: Path, tmp_path: Path) -> None:
     run_id = import_fixture(store_path, "run_x86_64.jsonl", label="browser")
     report = tmp_path / "report.html"
@@ -137,6 +139,7 @@ def test_report_renders_in_chromium(chromium: str, cli, store_path: Path, tmp_pa
     keep(shot)
 
 
+@pytest.mark.slow
 def test_heatmap_renders_in_chromium(chromium: str, cli, store_path: Path, tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
     for i, factor in enumerate((1.0, 1.12, 0.85)):

@@ -86,6 +86,7 @@ def test_named_benchmarks_and_json(fake_probe: FakeProbe, store_at: StoreAt) -> 
     assert "[2/2] syscall.null" in r.stderr
 
 
+@pytest.mark.slow
 def test_two_runs_accumulate(fake_probe: FakeProbe, store_at: StoreAt) -> None:
     assert osmeter("run", "syscall.null").returncode == 0
     assert osmeter("run", "cpu.call", "--label", "second").returncode == 0

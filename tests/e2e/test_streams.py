@@ -54,6 +54,7 @@ COMMANDS = [("runs",), ("show", "1"), ("list",), ("export", "1"), ("export", "1"
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+@pytest.mark.slow
 def test_closed_stdout_is_one_line_and_exit_12(two_runs: Path, real_probe: str, args: tuple[str, ...]) -> None:
     r = osmeter(*args, redirect=">&-")
     assert (r.returncode, r.stderr) == (EXIT_OUTPUT, CLOSED_OUT)
@@ -61,16 +62,19 @@ def test_closed_stdout_is_one_line_and_exit_12(two_runs: Path, real_probe: str, 
 
 @pytest.mark.parametrize("args", [("show", "1"), ("runs",), ("export", "1", "--format", "csv"), ("--version",)],
                          ids=" ".join)
+@pytest.mark.slow
 def test_full_stdout_is_one_line_and_exit_12(two_runs: Path, args: tuple[str, ...]) -> None:
     r = osmeter(*args, redirect="> /dev/full")  # `runs` fits the buffer: the error comes at the last flush
     assert (r.returncode, r.stderr) == (EXIT_OUTPUT, FULL)
 
 
+@pytest.mark.slow
 def test_both_closed_still_exits_12(two_runs: Path) -> None:
     r = osmeter("runs", redirect=">&- 2>&-")
     assert (r.returncode, r.stdout, r.stderr) == (EXIT_OUTPUT, "", "")
 
 
+@pytest.mark.slow
 def test_error_and_full_stdout_are_reported_once(two_runs: Path) -> None:
     r = osmeter("show", "9", redirect="> /dev/full")  # nothing printed: the run's error, not the output's
     assert (r.returncode, r.stderr.count("\n"), "Traceback" in r.stderr) == (EXIT_NOT_FOUND, 1, False)
@@ -85,6 +89,7 @@ def test_reader_gone_stays_quiet(two_runs: Path) -> None:
     assert (proc.wait(timeout=60), err) == (0, b"")
 
 
+@pytest.mark.slow
 def test_ascii_output_escapes_what_it_cannot_encode(two_runs: Path) -> None:
     for args in (("runs",), ("show", "1"), ("export", "1", "--format", "csv")):
         r = osmeter(*args, PYTHONIOENCODING="ascii")
@@ -96,6 +101,7 @@ def run_args(*extra: str) -> list[str]:
     return ["run", "syscall.null", "--min-time", "0.01", "--max-time", "0.05", "--repeat", "1", *extra]
 
 
+@pytest.mark.slow
 def test_run_with_stdout_closed_stores_the_run_and_says_so(store_path: Path, real_probe: str) -> None:
     r = osmeter(*run_args(), redirect=">&-")
     assert r.returncode == EXIT_OUTPUT, r.stderr

@@ -60,6 +60,7 @@ def test_drop_caches_needs_root(real_probe: str, tmp_path: Path) -> None:
     assert p.returncode == 2 and "needs root" in p.stderr
 
 
+@pytest.mark.slow
 def test_run_passes_counters_to_the_probe(real_probe: str, store_path: Path) -> None:
     p = osmeter("run", "syscall.null", "--counters", "sw,cycles", "--min-time", "0.01", "--max-time", "0.2")
     assert p.returncode == 0, p.stderr

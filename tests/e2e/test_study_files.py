@@ -337,6 +337,7 @@ def test_cache_part_alone_in_the_cgroup(stand_in, store_path, tmp_path, monkeypa
     assert "memory cgroup limit: 256 MiB" in p.stdout
 
 
+@pytest.mark.slow
 def test_a_probe_that_never_starts_stores_nothing(stand_in, store_path, tmp_path, monkeypatch):
     monkeypatch.setenv("STAND_IN_FAIL_CALL", "1")
     p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
@@ -345,6 +346,7 @@ def test_a_probe_that_never_starts_stores_nothing(stand_in, store_path, tmp_path
     assert len(invocations(stand_in)) == 1 and db_rows(store_path, "SELECT id FROM runs") == []
 
 
+@pytest.mark.slow
 def test_a_failing_part_stops_the_study_and_keeps_what_ran(stand_in, store_path, tmp_path, monkeypatch):
     monkeypatch.setenv("STAND_IN_FAIL_CALL", "2")  # the cold reads' probe dies before its meta
     p = study(tmp_path, "--max-mib", "256", "--cgroup-mem", "none", "--dir", str(tmp_path))
@@ -358,6 +360,7 @@ def test_a_failing_part_stops_the_study_and_keeps_what_ran(stand_in, store_path,
     assert (tmp_path / "out" / "file-cache-sweep.svg").exists() and "no knee up to 256 MiB" in p.stdout
 
 
+@pytest.mark.slow
 def test_sigterm_mid_study_keeps_the_run_and_leaves_no_cgroup(stand_in, store_path, tmp_path, monkeypatch,
                                                              osmeter_proc):
     limit = "none"

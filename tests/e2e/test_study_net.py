@@ -197,6 +197,7 @@ def test_the_token_may_come_from_the_environment(cli, runs: Path, tmp_path: Path
     assert peer.hellos == ["OSMPEER 1 close token=from-env\n"]
 
 
+@pytest.mark.slow
 def test_a_benchmark_whose_peer_vanishes_is_an_error_row_and_the_run_goes_on(
         cli, fake_probe: FakeProbe, runs: Path, store_path: Path, tmp_path: Path) -> None:
     fake_probe.set(net_error="net.tcp_connect", net_skip="net.icmp_rtt")
@@ -213,6 +214,7 @@ def test_a_benchmark_whose_peer_vanishes_is_an_error_row_and_the_run_goes_on(
     assert "ICMP" not in r.out.split("loopback against remote\n", 1)[1].split("\n\n")[0]  # no ping row without ping
 
 
+@pytest.mark.slow
 def test_a_part_that_dies_stops_the_study_and_keeps_what_ran(cli, fake_probe: FakeProbe, runs: Path,
                                                             store_path: Path, tmp_path: Path) -> None:
     fake_probe.set(die_after=2, die_run=2)  # the bandwidth part is killed after two instances

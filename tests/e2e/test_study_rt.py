@@ -94,6 +94,7 @@ def test_quick_study_tables_figures_and_one_run(cli, runs: Path, store_path: Pat
     assert "machine: kernel_release 6.8.0-test, preemption voluntary, cpufreq_governor performance" in text
 
 
+@pytest.mark.slow
 def test_skipped_configurations_show_the_reason_and_no_figure(cli, fake_probe: FakeProbe, runs: Path,
                                                               tmp_path: Path) -> None:
     """A model machine with one CPU: every stressed point is skipped by the probe."""
@@ -140,6 +141,7 @@ def test_priority_zero_is_passed_on(cli, fake_probe: FakeProbe, runs: Path, tmp_
     assert "SCHED_OTHER (priority=0)" in r.out
 
 
+@pytest.mark.slow
 def test_a_part_that_dies_stops_the_study_and_keeps_what_ran(cli, fake_probe: FakeProbe, runs: Path,
                                                             store_path: Path, tmp_path: Path) -> None:
     fake_probe.set(die_after=0, die_run=4)  # the 1 x read workload part of the second kernel, st
@@ -197,6 +199,7 @@ def has_rt(probe: str) -> bool:
     return any(b["name"] == "rt.workload" for b in doc["benchmarks"])
 
 
+@pytest.mark.slow
 def test_tiny_study_with_the_real_probe(real_probe: str, store_path: Path, tmp_path: Path) -> None:
     """Two kernels, 40 jobs, a quarter second of cycles per configuration: the
     whole matrix measured for real in a few seconds."""

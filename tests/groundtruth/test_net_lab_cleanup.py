@@ -36,6 +36,7 @@ def test_the_lab_and_its_peer_are_removed_when_a_test_fails(probe: str) -> None:
     assert seen["if"] not in netlab.run("ip", "-o", "link", "show").stdout
 
 
+@pytest.mark.slow
 def test_a_lab_left_by_a_killed_run_is_removed_by_the_next(probe: str) -> None:
     why = netlab.missing(files=False)
     if why:

@@ -89,6 +89,7 @@ def measure(probe, bench, *params, seconds, limit=None):
     return r.result(bench), r.of_type("samples")[0]["values"]
 
 
+@pytest.mark.slow
 def test_cyclic_max_reaches_the_injected_busy_period(probe, injector_bin):
     cpu = 1 if len(os.sched_getaffinity(0)) > 1 else 0
     with injector(injector_bin, cpu):
@@ -131,6 +132,7 @@ def osnoise_medians(probe, injector_bin, cpu: int, spins: tuple[int, ...]) -> di
     return {s: {k: statistics.median(r[k] for r in rounds) for k in FIGURES} for s, rounds in seen.items()}
 
 
+@pytest.mark.slow
 def test_osnoise_finds_the_injected_gaps_at_their_rate(probe, injector_bin):
     """Each gap is the spin plus what the guest spends switching to the
     injector and back (10 to 30 us on this project's VM on some days, 50 to

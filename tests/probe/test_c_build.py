@@ -47,10 +47,12 @@ def test_release_build_has_no_warnings_and_unit_tests_pass(tmp_path):
     ctest(b)
 
 
+@pytest.mark.slow
 def test_sanitized_unit_tests_pass(sanitized):
     ctest(sanitized)
 
 
+@pytest.mark.slow
 def test_sanitized_probe_runs_the_quick_suite_cleanly(sanitized, tmp_path):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1", TMPDIR=str(tmp_path))

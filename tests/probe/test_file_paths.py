@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from probe_helpers import TINY, optional_tool_missing, run_probe
 
 
@@ -94,6 +96,7 @@ def test_a_dir_or_file_beyond_the_limit_is_refused_before_anything_runs(probe, t
     assert r.of_type("error")[0]["message"].endswith("a name in it has 300 bytes; at most 255 (NAME_MAX)"), r.stderr
 
 
+@pytest.mark.slow
 def test_every_file_benchmark_runs_in_a_directory_at_the_limit(probe, tmp_path):
     """Whatever the parser accepts does not fail later for its length: the
     work directory and every file the family makes fit under dir=, and the

@@ -224,6 +224,7 @@ def test_send_and_recv_have_no_thread_mode(probe):
     ("ipc.unix_bw", ["--param", "type=dgram"], True),
     ("ipc.pipe_bw", [], False),
 ])
+@pytest.mark.slow
 def test_a_partner_killed_mid_run_is_an_error_not_a_hang(probe, tmp_path, bench, params, stop_first):
     # A work directory of the test's: a probe killed by the test's clean-up
     # (after a failure) cannot remove its own.
@@ -282,9 +283,9 @@ def kill_a_connections_partner(probe, tmp_path, bench, size):
         return probe_finished(p, timeout=15), kids
 
 
-# unix_send of 96000 B is slow-marked to keep the default run under 5 minutes (~3.5 s); CI runs it.
-@pytest.mark.parametrize("bench,size", [("ipc.unix_send", 1), pytest.param("ipc.unix_send", 96000, marks=pytest.mark.slow),
+@pytest.mark.parametrize("bench,size", [("ipc.unix_send", 1), ("ipc.unix_send", 96000),
                                         ("ipc.unix_recv", 1), ("ipc.unix_recv", 96000)])
+@pytest.mark.slow
 def test_a_connections_partner_killed_is_an_error(probe, tmp_path, bench, size):
     """Killed while its connection is in use or before: the probe's next
     call, its wait for the partner's answer, or its check before the next
@@ -309,6 +310,7 @@ def test_a_connections_partner_killed_is_an_error(probe, tmp_path, bench, size):
     ("ipc.fifo_lat", []), ("ipc.unix_lat", ["--param", "type=dgram"]), ("ipc.unix_send", []),
 ])
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.slow
 def test_no_partner_survives_the_probe(probe, tmp_path, bench, params, sig):
     """SIGTERM: the cleanup stack kills and reaps the partner and removes
     the work directory (FIFOs, socket file); SIGKILL: the partner gets

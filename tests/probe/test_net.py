@@ -408,6 +408,7 @@ def test_a_real_serve_refuses_a_wrong_token(probe, tmp_path):
     ("net.udp_rtt", []),
     ("net.tcp_rtt", ["size=64K"]),
 ])
+@pytest.mark.slow
 def test_a_session_ended_at_the_peers_limits_says_so(probe, bench, params):
     """serve --session-bytes 100k closes a session early: the client's error
     names the peer's limits as a likely cause."""
@@ -435,9 +436,10 @@ def descendants(pid: int) -> list[int]:
 
 @pytest.mark.parametrize("bench,params,what", [
     ("net.tcp_rtt", [], "round trips"),
-    pytest.param("net.udp_rtt", [], "round trips", marks=pytest.mark.slow),  # ~4 s each
-    pytest.param("net.tcp_bw", ["--param", "duration=500"], "samples", marks=pytest.mark.slow),
+    ("net.udp_rtt", [], "round trips"),
+    ("net.tcp_bw", ["--param", "duration=500"], "samples"),
 ])
+@pytest.mark.slow  # ~4 s each
 def test_a_killed_own_peer_is_an_error_and_the_run_goes_on(probe, bench, params, what):
     with probe_started(probe, "run", bench, "syscall.getuid", *params, "--min-time", "3", "--max-time", "3",
                        "--max-samples", "10000000", "--quiet") as p:
@@ -455,6 +457,7 @@ def test_a_killed_own_peer_is_an_error_and_the_run_goes_on(probe, bench, params,
     assert wait_gone(seen) == []
 
 
+@pytest.mark.slow
 def test_no_process_is_left_after_a_run(probe):
     p = subprocess.Popen([probe, "run", "net.tcp_close", "--param", "side=passive", "--min-time", "1",
                           "--max-time", "1.5", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

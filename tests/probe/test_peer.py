@@ -129,6 +129,7 @@ def test_connections_closed_before_the_hello_are_accepted_and_closed(probe):
 
 # ---- limits ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_session_time_limit_closes_a_client_that_never_reads(probe):
     with serving(probe, "--session-time", "1") as peer:
         s, ans = hello(peer.addr, "source", "size=65536")

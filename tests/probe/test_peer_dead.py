@@ -10,6 +10,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from peer_helpers import serving, wait_until
 from probe_helpers import TINY, probe_finished, probe_started, run_probe
 
@@ -17,6 +19,7 @@ NET = ["net.tcp_rtt", "net.tcp_connect", "net.tcp_close", "net.tcp_bw", "net.udp
 CLIENT_TIMEOUT_S = 10  # OSM_PEER_CLIENT_TIMEOUT_S: the hello's answer
 
 
+@pytest.mark.slow
 def test_a_frozen_peer_costs_one_timeout_not_one_per_benchmark(probe):
     """A peer stopped with SIGSTOP (its kernel still accepts connections,
     nothing answers the hello): one timeout, every other benchmark against

@@ -306,6 +306,7 @@ def test_a_killed_probe_leaves_no_cgroup(cli, fake_probe, store_path, tmp_path, 
     assert fake_probe.processes() == []
 
 
+@pytest.mark.slow
 def test_sigterm_to_osmeter_leaves_no_cgroup(fake_probe, store_path, tmp_path, osmeter_proc, real_cgroups):
     record = wrapped_probe(tmp_path, fake_probe)
     fake_probe.set(delay=30)

@@ -250,6 +250,7 @@ def test_load_without_pandas_says_what_to_install(store_path: Path, monkeypatch:
         osmeter.load()
 
 
+@pytest.mark.slow
 def test_store_failure_mid_run_keeps_what_finished(cli, fake_probe: FakeProbe, store_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk on the third result: exit 3, two results kept, run incomplete, the rest measured

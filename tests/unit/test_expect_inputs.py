@@ -48,6 +48,7 @@ def test_an_endless_expect_file_is_refused_at_the_size_cap(tmp_path: Path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_an_expect_fifo_without_a_writer_is_given_up_on(tmp_path: Path):
     fifo = tmp_path / "expect.yaml"
     os.mkfifo(fifo)
@@ -68,6 +69,7 @@ def test_read_expect_refuses_a_large_file_and_a_directory(tmp_path: Path, monkey
         read_expect(tmp_path)
 
 
+@pytest.mark.slow
 def test_deeply_nested_yaml_is_an_error_not_a_traceback():
     with pytest.raises(UsageError, match="nested too deeply"):
         parse_expect("a.b: " + "[" * 100_000 + "]" * 100_000 + "\n", Path("e.yaml"))

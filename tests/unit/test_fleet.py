@@ -62,6 +62,7 @@ def test_a_malformed_inventory_is_named_with_ansibles_words(cli, ansible, tmp_pa
     assert not store_path.exists()
 
 
+@pytest.mark.slow
 def test_a_pattern_that_matches_no_host_is_refused(cli, ansible, tmp_path, store_path) -> None:
     inventory = tmp_path / "inv.yml"
     inventory.write_text("all:\n  hosts:\n    a1:\n    a2:\n")

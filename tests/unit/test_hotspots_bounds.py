@@ -45,6 +45,7 @@ def everything(a_text: str, b_text: str) -> None:
     folded.format_folded(b)
 
 
+@pytest.mark.slow
 def test_a_deep_stack_takes_memory_in_proportion_to_it():
     """8000 frames: a few MB now; paths built per frame took 0.5 GB (and 4.1 GB at 32 000)."""
     tracemalloc.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ class Import:
     names: tuple[str, ...]  # what `from target import ...` takes (empty for `import target`)
 
 
+@lru_cache(maxsize=None)
+def _parsed(path: Path, mtime_ns: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def parse(path: Path) -> ast.Module:
+    """The file's syntax tree, parsed once while it is unchanged (every rule walks every file)."""
+    return _parsed(path, path.stat().st_mtime_ns)
+
+
 def sources(src: Path) -> list[Path]:
     return sorted(p for p in src.rglob("*.py") if "alembic" not in p.relative_to(src).parts)
 
@@ -59,7 +70,7 @@ def imports(src: Path) -> list[Import]:
     for path in sources(src):
         me = dotted(src, path)
         package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, ast.Import):
                 out += [Import(me, node.lineno, a.name, ()) for a in node.names
                         if a.name == PACKAGE or a.name.startswith(PACKAGE + ".")]
@@ -119,7 +130,7 @@ def private_violations(src: Path) -> list[str]:
             bad += [f"{where(imp)}: imports the private name {n} of {imp.target}" for n in imp.names if _private(n)]
     for path in sources(src):
         me = dotted(src, path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path)
         aliases = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level:

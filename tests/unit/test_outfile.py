@@ -93,6 +93,7 @@ def test_a_fifo_is_written_in_place(cli, stored, tmp_path: Path) -> None:
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_dev_stdout_writes_to_whatever_stdout_is(stored, tmp_path: Path) -> None:
     """/dev/stdout is a link only the kernel can follow (/proc/self/fd/1 -> pipe:[N]):
     written in place, to a pipe or to the file the shell opened, in the stdout format."""

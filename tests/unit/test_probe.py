@@ -60,6 +60,7 @@ def test_describe_exit() -> None:
     assert probe.describe_exit(None) == "still running"
 
 
+@pytest.mark.slow
 def test_leftover_child_holding_stdout_neither_hangs_nor_survives(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe exits but its child keeps stdout open: osmeter must not wait for EOF forever."""
     marker = f"OSM_TEST_MARKER={os.getpid()}-{time.monotonic_ns()}"

@@ -150,6 +150,7 @@ def _run(rng: np.random.Generator, true: float, reps: int, offset_sd: float) -> 
     return tuple(out)
 
 
+@pytest.mark.slow
 def test_compare_calls_few_false_alarms_and_finds_a_real_change() -> None:
     """Runs of 3 repetitions with a 2 % process-to-process offset: two runs of
     the same machine are rarely significant (interval + 5 % threshold) while a

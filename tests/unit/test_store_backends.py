@@ -125,6 +125,7 @@ def _fill(location: str) -> None:
 
 
 @pytest.mark.parametrize("there,back", [("sqlite", "postgresql"), ("postgresql", "sqlite")])
+@pytest.mark.slow
 def test_store_copy_between_backends_keeps_everything(cli, isolated_env: Path, pg_server, there: str,
                                                       back: str) -> None:
     where = {"sqlite": lambda n: str(isolated_env / f"{n}.db"), "postgresql": lambda n: pg_server.database()}

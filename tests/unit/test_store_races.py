@@ -21,6 +21,7 @@ from ..conftest import DATA, StoreAt
 GOOD = DATA / "run_x86_64.jsonl"
 
 
+@pytest.mark.slow
 def test_concurrent_imports_of_one_file_store_it_once(store_at: StoreAt, tmp_path: Path) -> None:
     open_store(store_at.location, create=True).close()  # migrated once, so the racers only import
     racers = [subprocess.Popen([sys.executable, "-m", "osmeter", "import", str(GOOD), "--store", store_at.location],
@@ -34,6 +35,7 @@ def test_concurrent_imports_of_one_file_store_it_once(store_at: StoreAt, tmp_pat
     assert store_at.rows("SELECT count(*) FROM runs") == [(1,)]
 
 
+@pytest.mark.slow
 def test_imports_that_check_at_the_same_moment_store_once(store_at: StoreAt, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each import checks for an earlier one, then (held up here) stores: the
     check and the store are one step under the database's lock."""

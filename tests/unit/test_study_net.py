@@ -100,6 +100,7 @@ def test_the_token_file_first_line(tmp_path) -> None:
         study_net.read_token(str(f))
 
 
+@pytest.mark.slow
 def test_a_token_file_that_never_ends_or_never_sends_is_refused(tmp_path, monkeypatch) -> None:
     """Issue 27: a FIFO without a writer blocked `study net` for ever; /dev/zero is not a token."""
     import os
