@@ -210,15 +210,20 @@ class _Index:
     def __init__(self, store: SQLStore, columns: Sequence[Column],
                  results: Mapping[int, list[BenchResult]] | None = None) -> None:
         self.store = store
-        ids = [r.id for col in columns for r in col.same_host]
+        self.sources = [col.same_host for col in columns]  # each column's, worked out once
+        ids = [r.id for runs in self.sources for r in runs]
         given = results or {}
         read = store.figures([i for i in ids if i not in given])
         read.update({i: given[i] for i in ids if i in given})
         self.by_run: dict[int, dict[Key, BenchResult]] = {run_id: instance_keys(rs) for run_id, rs in read.items()}
 
-    def pick(self, col: Column, key: Key) -> Picked | None:
-        """The column's result of `key`: the first of its runs holding it ok, else the first holding it."""
-        found = [(r, self.by_run[r.id][key]) for r in col.same_host if key in self.by_run[r.id]]
+    def pick(self, i: int, key: Key) -> Picked | None:
+        """Column i's result of `key`: the first of its runs holding it ok, else the first holding it."""
+        runs = self.sources[i]
+        if len(runs) == 1:  # most columns: one run (a fleet's host)
+            res = self.by_run[runs[0].id].get(key)
+            return None if res is None else (runs[0], res)
+        found = [(r, self.by_run[r.id][key]) for r in runs if key in self.by_run[r.id]]
         chosen = next((p for p in found if p[1].status == "ok" and p[1].summary is not None), None)
         return chosen or (found[0] if found else None)
 
@@ -287,7 +292,7 @@ def _booted(index: _Index, picks: Sequence[Picked | None], base: Picked, todo: S
 
 
 def _row(index: _Index, columns: Sequence[Column], first: int, key: Key, threshold: float, bootstrap: bool) -> Row:
-    picks = [index.pick(col, key) for col in columns]
+    picks = [index.pick(i, key) for i in range(len(columns))]
     base = picks[first]
     cells: list[Cell | None] = []
     todo: list[int] = []  # columns left to the bootstrap

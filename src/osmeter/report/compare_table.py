@@ -63,10 +63,12 @@ def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = (), instance:
         f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
         f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
     )
-    text += "".join(f"\n{cs.stat_line(st)}" for st in c.stats)
-    if c.caveat:
-        text += f"\ncaveat: {c.caveat}\n" + "\n".join(
-            f"{name}: {meaning}" for name, meaning in fl.legend(c.caveat.split(", "))
+    if c.stats:
+        text += "".join(f"\n{cs.stat_line(st)}" for st in c.stats)
+    caveat = c.caveat
+    if caveat:
+        text += f"\ncaveat: {caveat}\n" + "\n".join(
+            f"{name}: {meaning}" for name, meaning in fl.legend(caveat.split(", "))
         )
     if deltas:
         text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)

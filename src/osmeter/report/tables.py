@@ -89,8 +89,12 @@ class Table:
         """The table of the columns at `indices` (in the table's order): a spanning cell keeps
         the selected columns it covers, and goes when it covers none."""
         keep = set(indices)
+        order = sorted(keep)
         rows = []
         for r in self.rows:
+            if len(r.cells) == len(self.columns) and all(c.span == 1 for c in r.cells):  # no spans: pick the cells
+                rows.append(Row(tuple(r.cells[i] for i in order), r.css))
+                continue
             out, at = [], 0
             for c in r.cells:
                 covered = sum(1 for i in range(at, at + c.span) if i in keep)
@@ -98,7 +102,7 @@ class Table:
                     out.append(c if covered == c.span else replace(c, span=covered))
                 at += c.span
             rows.append(Row(tuple(out), r.css))
-        return Table(tuple(self.columns[i] for i in sorted(keep)), tuple(rows), self.attrs)
+        return Table(tuple(self.columns[i] for i in order), tuple(rows), self.attrs)
 
 
 LONG_VALUE = 240  # characters: a longer value is folded into <details> in HTML
