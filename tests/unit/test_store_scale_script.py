@@ -39,7 +39,7 @@ def test_the_table_has_a_row_per_command_and_a_time_per_backend(tmp_path: Path) 
     for name, sqlite_s, pg_s in rows:
         assert float(sqlite_s) > 0, name  # a time, not 'failed'
         assert pg_s == "-"  # not measured
-    assert "20 runs x 5 results" in r.stdout
+    assert "20 runs x 5 results" in r.stdout and "the speed reference" in r.stdout
     assert list(tmp.iterdir()) == []  # the store and everything else removed
 
 
