@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from . import streams, textsafe
 from .version import __version__
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, handler)
 
 
-def entry() -> None:
+def entry() -> NoReturn:
     """The `osmeter` program (console script, `python -m osmeter`): main(),
     then a quick exit. Python's own teardown frees every object a command
     made one at a time (20 000 results and cells for `compare --by` of 100

@@ -55,8 +55,7 @@ def _mix_rgb(a: tuple[int, ...], b: tuple[int, ...], weight: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(*(round(x + (y - x) * weight) for x, y in zip(a, b)))
 
 
-_GREY_RGB = _rgb(plots.GREY)  # the ends of muted_colour's scale, read once (a heatmap has 20 000 cells)
-_LOG2_LIMIT = plots.HEAT_LIMIT
+_GREY_RGB = _rgb(plots.GREY)  # where muted_colour starts, read once (a heatmap has 20 000 cells)
 
 
 def muted_colour(worse: float) -> str:
@@ -64,7 +63,7 @@ def muted_colour(worse: float) -> str:
     (on heat_colour's log scale), at most 1 - MUTE of the way."""
     if not math.isfinite(worse) or 1.0 + worse <= 0:
         return plots.GREY
-    strength = min(1.0, abs(math.log2(1.0 + worse)) / _LOG2_LIMIT)
+    strength = min(1.0, abs(math.log2(1.0 + worse)) / plots.HEAT_LIMIT)
     return _mix_rgb(_GREY_RGB, plots.RED if worse > 0 else plots.GREEN, (1 - MUTE) * strength)
 
 
@@ -100,7 +99,7 @@ def change_text(c: Comparison) -> str:
     if math.isnan(c.ratio):
         return "n/a"
     mark = _VERDICT_MARKS.get(c.verdict, " ~")
-    return f"{100 * c.change:+.1f}%{mark}" + (f" {CAVEAT_MARK}" if c.flags and c.caveat else "")
+    return f"{100 * c.change:+.1f}%{mark}" + (f" {CAVEAT_MARK}" if c.caveat else "")
 
 
 def cell_text(cell: cb.Cell) -> str:
