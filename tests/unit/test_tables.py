@@ -3,7 +3,8 @@ decide only layout and escaping."""
 
 from __future__ import annotations
 
-from osmeter.report.tables import LONG_VALUE, Cell, Column, Row, Table, simple, to_html, to_markdown, to_text, value_cell
+from osmeter.report.tables import (LONG_VALUE, Cell, Column, Row, Table, quick_cell, simple, to_html, to_markdown,
+                                   to_text, value_cell)
 
 
 def sample() -> Table:
@@ -58,3 +59,9 @@ def test_a_long_value_is_folded_in_html_only() -> None:
     assert cell.text == long
     assert cell.html is not None and cell.html.startswith("<details><summary>")
     assert value_cell("short").html is None
+
+
+def test_quick_cell_is_the_cell_its_init_makes() -> None:
+    assert quick_cell(text="+3% ~", html="+3", css="cell ns", title="t", style="background:#fff") == \
+        Cell("+3% ~", html="+3", css="cell ns", title="t", style="background:#fff")
+    assert quick_cell(text="x") == Cell("x") and quick_cell(text="x").span == 1

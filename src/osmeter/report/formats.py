@@ -99,8 +99,7 @@ def render(
     if fleet is not None:  # the fleet run's report: hosts, comparison by host, then its runs
         report = fleet_report.build(store, fleet, names, lambda s, runs, read: build_reports(
             s, runs, predictions, expect_path, with_figures=draws_figures(fmt, fleet, run_figures), names=names,
-            read=read,
-            progress=progress), all_runs=all_runs or run_figures or bool(predictions))
+            read=read, progress=progress), all_runs=all_runs or run_figures or bool(predictions))
         return FORMATS[fmt].fleet(report, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=draws_figures(fmt, None, False),
                             names=names)
