@@ -586,6 +586,38 @@ def test_objects_built_without_init_are_the_dataclasses_own(store_path: Path) ->
         BenchResult.__post_init__(x)
 
 
+def test_light_read_holds_the_median_interval_and_n_and_nan_for_the_rest(store_path: Path) -> None:
+    """SQLStore.figures (compare --by's read) reads of the statistics only decode.LIGHT_STATS, the same
+    values results() reads; every other statistic is NaN (outliers 0), so none can pass as a figure;
+    damage in a column it reads is still refused."""
+    import dataclasses
+
+    from osmeter.store import decode
+
+    import_fixture(store_path)
+    store = open_store(str(store_path), create=False)
+    try:
+        light, whole = store.figures([1])[1], store.results(1)
+    finally:
+        store.close()
+    assert [(r.seq, r.status, r.unit) for r in light] == [(r.seq, r.status, r.unit) for r in whole]
+    ok = [(a, b) for a, b in zip(light, whole) if b.status == "ok"]
+    assert ok
+    for a, b in ok:
+        assert a.summary is not None and b.summary is not None
+        assert (a.summary.n, a.summary.median, a.summary.ci_low, a.summary.ci_high) == \
+            (b.summary.n, b.summary.median, b.summary.ci_low, b.summary.ci_high)
+        rest = [f.name for f in dataclasses.fields(a.summary) if f.name not in decode.LIGHT_STATS]
+        assert rest and all(math.isnan(getattr(a.summary, f)) for f in rest if f not in ("outliers", "kbest_stable"))
+        assert a.summary.outliers == 0 and a.summary.kbest_stable is False
+        assert not math.isnan(b.summary.p99)  # the whole read has them
+    row = {"median": 2.0, "ci_low": 1.0, "ci_high": 3.0, "n": 5}
+    assert decode._light_summary(dict(row, median=2)).median == 2.0  # an integer: the careful path
+    for bad in ({"median": "x"}, {"ci_high": math.inf}, {"n": 0}):
+        with pytest.raises(decode.Corrupt):
+            decode._light_summary(dict(row, **bad))
+
+
 def test_canonical_params_remembered_per_type() -> None:
     """1, 1.0 and True are equal in Python and different parameters: the remembered canonical texts
     keep them apart; an unhashable value takes the slow path."""

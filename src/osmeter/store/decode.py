@@ -348,6 +348,27 @@ def _summary(row: sqlite3.Row) -> Summary:
     return built(Summary, values)
 
 
+# What a light read (SQLStore.figures, for compare --by) takes of the statistics:
+# the median, its interval and n, all compare's cells use; the rest is NaN.
+LIGHT_STATS = ("n", "median", "ci_low", "ci_high")
+_LIGHT_REALS = LIGHT_STATS[1:]
+_get_light_reals = itemgetter(*_LIGHT_REALS)
+_UNREAD: dict[str, Any] = {c: math.nan for c in SUMMARY_COLUMNS if c not in LIGHT_STATS}
+_UNREAD.update(outliers=0, kbest_stable=False)
+
+
+def _light_summary(row: sqlite3.Row) -> Summary:
+    """_summary of a row read with LIGHT_STATS only: those checked as there, every other statistic NaN
+    (outliers 0, kbest_stable False), so nothing can show them as figures."""
+    reals = _get_light_reals(row)
+    if set(map(type, reals)) == _FLOAT_ONLY and math.isfinite(sum(reals)):
+        values: dict[str, Any] = dict(zip(_LIGHT_REALS, reals))
+    else:
+        values = {c: real(row, c) for c in _LIGHT_REALS}
+    values["n"] = integer(row, "n", minimum=1)
+    return built(Summary, {**_UNREAD, **values})
+
+
 _REP_NUMBERS = ("median", "ci_low", "ci_high", "elapsed_s")
 
 
@@ -444,9 +465,10 @@ def _flags(row: sqlite3.Row, record: dict[str, Any]) -> tuple[str, ...]:
 
 def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
     """A `results` row as a BenchResult. `light`: a row read without its
-    extra and counters columns, and with its record only where the flags
-    column is NULL (SQLStore.figures): those fields are left empty, and a
-    single repetition is not read (_light_repetitions)."""
+    extra and counters columns, with its record only where the flags
+    column is NULL, and of the statistics only LIGHT_STATS (SQLStore.figures):
+    those fields are left empty, the other statistics NaN (_light_summary),
+    and a single repetition is not read (_light_repetitions)."""
     record = {} if light and row["flags"] is not None else json_object(row, "record")
     status = text(row, "status", choices=RESULT_STATUSES)
     # BenchResult's own checks hold by construction: a known status, statistics exactly when ok
@@ -457,7 +479,7 @@ def result(row: sqlite3.Row, *, light: bool = False) -> BenchResult:
         "status": status,
         "unit": text(row, "unit", null=status != "ok"),
         "reason": text(row, "reason", null=True),
-        "summary": _summary(row) if status == "ok" else None,
+        "summary": None if status != "ok" else _light_summary(row) if light else _summary(row),
         "batch": integer(row, "batch", null=True, minimum=1),
         "extra": {} if light else json_object(row, "extra", null=True) or {},
         "counters": None if light else json_object(row, "counters", null=True) or None,
