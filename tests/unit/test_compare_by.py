@@ -342,3 +342,35 @@ def test_plain_compare_format_json_is_json(cli, fleet3) -> None:
     assert a == json.loads(cli("compare", "1", "2", "--json").out)
     r = cli("compare", "1", "2", "--format", "json", "-o", "x.html")
     assert r.code == errors.EXIT_USAGE and "--format json prints the comparison on stdout" in r.err
+
+
+def test_heatmap_colours_by_their_formula() -> None:
+    """heat_colour and muted_colour (mixed the quick way, plots.mix) follow their formula:
+    each channel round(start + (target - start) * strength), from white (a significant change, at least
+    a quarter of the way) or grey (muted, at most 1 - MUTE of it) towards red for worse, green for better,
+    full at 2x on a log scale; grey where the change is not finite."""
+    import math
+
+    from hypothesis import given, strategies as st
+
+    from osmeter.report import by_cells as bc
+    from osmeter.report import plots
+
+    def expected(start: tuple[int, ...], worse: float, lo: float, span: float) -> str:
+        strength = lo + span * min(1.0, abs(math.log2(1.0 + worse)) / plots.HEAT_LIMIT) if 1.0 + worse > 0 else 1.0
+        target = plots.RED if worse > 0 else plots.GREEN
+        return "#" + "".join(f"{round(s + (t - s) * strength):02x}" for s, t in zip(start, target))
+
+    grey = tuple(int(plots.GREY[i:i + 2], 16) for i in (1, 3, 5))
+
+    @given(st.floats(min_value=-0.999, max_value=50.0))
+    def check(worse: float) -> None:
+        assert plots.heat_colour(worse) == expected(plots.WHITE, worse, 0.25, 0.75)
+        assert bc.muted_colour(worse) == expected(grey, worse, 0.0, 1 - bc.MUTE)
+
+    check()
+    assert plots.heat_colour(1.0) == "#d73027" and plots.heat_colour(-0.5) == "#1a9850"  # full at 2x
+    assert plots.heat_colour(0.0) == "#" + "".join(f"{round(w + (g - w) * 0.25):02x}"
+                                                   for w, g in zip(plots.WHITE, plots.GREEN))
+    assert plots.heat_colour(math.nan) == plots.GREY == bc.muted_colour(math.inf) == bc.muted_colour(-1.0)
+    assert plots.heat_colour(-1.0) == "#1a9850"  # no time left: the full green

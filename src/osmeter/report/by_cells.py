@@ -51,11 +51,9 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
 
 
-def _mix_rgb(a: tuple[int, ...], b: tuple[int, ...], weight: float) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*(round(x + (y - x) * weight) for x, y in zip(a, b)))
-
-
-_GREY_RGB = _rgb(plots.GREY)  # where muted_colour starts, read once (a heatmap has 20 000 cells)
+# where muted_colour starts and goes, worked out once (a heatmap has 20 000 cells)
+_GREY_TO_RED = plots.towards(_rgb(plots.GREY), plots.RED)
+_GREY_TO_GREEN = plots.towards(_rgb(plots.GREY), plots.GREEN)
 
 
 def muted_colour(worse: float) -> str:
@@ -64,7 +62,7 @@ def muted_colour(worse: float) -> str:
     if not math.isfinite(worse) or 1.0 + worse <= 0:
         return plots.GREY
     strength = min(1.0, abs(math.log2(1.0 + worse)) / plots.HEAT_LIMIT)
-    return _mix_rgb(_GREY_RGB, plots.RED if worse > 0 else plots.GREEN, (1 - MUTE) * strength)
+    return plots.mix(_GREY_TO_RED if worse > 0 else _GREY_TO_GREEN, (1 - MUTE) * strength)
 
 
 @dataclass(frozen=True)

@@ -389,10 +389,22 @@ def heat_colour(worse: float) -> str:
     factor = 1.0 + worse
     strength = min(1.0, abs(math.log2(factor)) / HEAT_LIMIT) if factor > 0 else 1.0
     strength = 0.25 + 0.75 * strength  # a significant change is never near-white
-    target = RED if worse > 0 else GREEN
-    rgb = [round(w + (t - w) * strength) for w, t in zip(WHITE, target)]
-    return "#{:02x}{:02x}{:02x}".format(*rgb)
+    return mix(_FROM_WHITE_TO_RED if worse > 0 else _FROM_WHITE_TO_GREEN, strength)
 
+
+def towards(start: tuple[int, int, int], target: tuple[int, int, int]) -> tuple[int, ...]:
+    """The way from `start` to `target` as mix() takes it: each channel's start and distance."""
+    return tuple(x for s, t in zip(start, target) for x in (s, t - s))
+
+
+def mix(way: tuple[int, ...], weight: float) -> str:
+    """The colour `weight` (0..1) of the way from its start to its target (towards()), each channel
+    rounded: the same as "#{:02x}{:02x}{:02x}" of round(s + (t - s) * weight) (a heatmap has 20 000)."""
+    s0, d0, s1, d1, s2, d2 = way
+    return f"#{round(s0 + d0 * weight):02x}{round(s1 + d1 * weight):02x}{round(s2 + d2 * weight):02x}"
+
+
+_FROM_WHITE_TO_RED, _FROM_WHITE_TO_GREEN = towards(WHITE, RED), towards(WHITE, GREEN)
 
 ANNOTATE_CELLS = 800  # more cells than this: colour only (the numbers would be unreadable and slow)
 
