@@ -3,8 +3,10 @@
 
 Builds a throw-away store of RUNS runs x RESULTS results, on SQLite and on
 PostgreSQL (a server of its own, tests/pgserver.py), then times each command
-as a user runs it (a subprocess, Python start-up included, wall time, best
-of --repeat after one untimed run that leaves Python's bytecode written):
+as a user runs it (a subprocess, Python start-up included, wall time): an
+untimed round that leaves Python's bytecode written, then --repeat rounds,
+each running every command on both backends once (a slow minute of a
+shared guest falls on all alike); best and median of the rounds:
 
     osmeter runs                              (the newest 50)
     osmeter runs --all
@@ -30,7 +32,7 @@ copied from the templates in one INSERT ... SELECT, so every row is one
 osmeter wrote. PostgreSQL is then VACUUM ANALYZEd (its autovacuum would,
 a minute later); SQLite is left as osmeter leaves it.
 
-Prints the table `command | SQLite s | PostgreSQL s`. Everything lives in a
+Prints the table `command | SQLite | PostgreSQL` (seconds, best / median). Everything lives in a
 temp dir removed on every exit path (an error, Ctrl-C, SIGTERM), and the
 PostgreSQL server is stopped. Timings on a shared machine are indicative.
 
@@ -46,12 +48,13 @@ import math
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -65,7 +68,7 @@ from osmeter.store import open_store
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("sqlite", "postgresql")
-TITLES = {"sqlite": "SQLite s", "postgresql": "PostgreSQL s"}
+TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 TEMPLATES = 8  # runs stored through the API; the others copy their results
 KERNELS = ("5.15.0-105-generic", "6.1.0-18-amd64", "6.5.0-35-generic", "6.8.0-31-generic", "6.10.3-arch1")
 LONG_S = 30.0  # an attempt slower than this is not repeated
@@ -298,30 +301,64 @@ def commands(n_runs: int, hosts: int, fleet: str) -> list[tuple[str, list[str]]]
     ]
 
 
-def best_time(argv: list[str], env: dict[str, str], repeat: int, timeout: float) -> str:
-    """The best wall time of `repeat` runs after one untimed run, as text ('failed: ...' when the
-    command fails). The untimed run is a user's first: Python writes the bytecode of osmeter's
-    modules then (the children's environment has no PYTHONDONTWRITEBYTECODE), as installing
-    osmeter does; without it, an editable install whose sources are newer than their bytecode
-    compiles them again at every start (0.3-0.5 s a command here)."""
-    best = None
-    for attempt in range(repeat + 1):
-        t = time.perf_counter()
-        try:
-            r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return f">{timeout:g}"
-        dt = time.perf_counter() - t
-        if r.returncode != 0:
-            err = r.stderr.decode(errors="replace").strip().splitlines()
-            print(f"  {' '.join(argv[-5:])}: exit {r.returncode}: {err[-1] if err else ''}", file=sys.stderr)
-            return f"failed ({r.returncode})"
-        if attempt == 0 and dt <= LONG_S:
-            continue  # the untimed first run
-        best = dt if best is None else min(best, dt)
-        if dt > LONG_S:
-            return f"{best:.2f}*"
-    return f"{best:.2f}"
+@dataclass
+class Target:
+    """One command on one backend, and its attempts."""
+
+    backend: str
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    times: list[float] = field(default_factory=list)
+    failed: str | None = None  # 'failed (N)' or '>TIMEOUT': not tried again
+
+    @property
+    def long(self) -> bool:
+        return bool(self.times) and self.times[0] > LONG_S
+
+    def cell(self) -> str:
+        """`best / median` of the timed attempts; `T*` for one attempt over LONG_S; why it failed."""
+        if self.failed is not None:
+            return self.failed
+        if self.long:
+            return f"{self.times[0]:.2f}*"
+        return f"{min(self.times):.2f} / {statistics.median(self.times):.2f}"
+
+
+def attempt(target: Target, timeout: float) -> float | None:
+    """One run of the command, its wall time; None (and target.failed set) when it fails."""
+    t = time.perf_counter()
+    try:
+        r = subprocess.run(target.argv, env=target.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        target.failed = f">{timeout:g}"
+        return None
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        err = r.stderr.decode(errors="replace").strip().splitlines()
+        print(f"  {target.backend}: {target.name}: exit {r.returncode}: {err[-1] if err else ''}", file=sys.stderr)
+        target.failed = f"failed ({r.returncode})"
+        return None
+    return dt
+
+
+def time_in_rounds(targets: list[Target], repeat: int, timeout: float) -> None:
+    """An untimed round, then `repeat` timed rounds, each running every command on every backend once,
+    so a slow minute of a shared guest (its speed varies by half from minute to minute) falls on all of
+    them alike, not on one command's attempts. The untimed round is a user's first run: Python writes
+    the bytecode of osmeter's modules then (the children's environment has no PYTHONDONTWRITEBYTECODE),
+    as installing osmeter does; without it, an editable install whose sources are newer than their
+    bytecode compiles them again at every start (0.3-0.5 s a command here). An attempt over LONG_S
+    counts alone, and is not repeated."""
+    for rnd in range(repeat + 1):
+        for target in targets:
+            if target.failed is not None or target.long:
+                continue
+            dt = attempt(target, timeout)
+            if dt is not None and (rnd > 0 or dt > LONG_S):
+                target.times.append(dt)
+        print(f"round {rnd} of {repeat} done" + (" (untimed)" if rnd == 0 else ""), file=sys.stderr)
 
 
 def speed_reference() -> float:
@@ -352,8 +389,8 @@ def load_pgserver() -> Any:
     return module
 
 
-def measure(backend: str, tmp: Path, args: argparse.Namespace, cleanup: list[Callable[[], None]],
-            timings: dict[str, dict[str, str]]) -> None:
+def prepare(backend: str, tmp: Path, args: argparse.Namespace, cleanup: list[Callable[[], None]]) -> list[Target]:
+    """The backend's store built (its server started, stopped by `cleanup`); its commands to time."""
     if backend == "sqlite":
         location = str(tmp / "store.db")
         engine_url = f"sqlite:///{location}"
@@ -362,7 +399,7 @@ def measure(backend: str, tmp: Path, args: argparse.Namespace, cleanup: list[Cal
         bindir = pgserver.binaries()
         if bindir is None:
             print(f"PostgreSQL: skipped ({pgserver.INSTALL_HINT})", file=sys.stderr)
-            return
+            return []
         server = pgserver.Server(bindir)
         cleanup.append(server.stop)
         server.start()
@@ -372,13 +409,11 @@ def measure(backend: str, tmp: Path, args: argparse.Namespace, cleanup: list[Cal
     fleets, n_runs = build(location, engine_url, args.runs, args.results, args.hosts_used)
     print(f"{backend}: {n_runs} runs x {args.results} results stored in {time.perf_counter() - t:.1f} s",
           file=sys.stderr)
-    env = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, OSMETER_STORE=location, HOME=str(tmp), XDG_DATA_HOME=str(tmp / "data"),
-               XDG_STATE_HOME=str(tmp / "state"), XDG_CACHE_HOME=str(tmp / "cache"),
-               XDG_CONFIG_HOME=str(tmp / "config"), MPLCONFIGDIR=str(tmp / "mpl"))
-    for name, argv in commands(n_runs, args.hosts_used, fleets[-1]):
-        cell = best_time(osmeter_argv(args.osmeter) + argv, env, args.repeat, args.timeout)
-        timings.setdefault(name, {})[backend] = cell
-        print(f"  {backend}: {name}: {cell}", file=sys.stderr)
+    env = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, OSMETER_STORE=location,
+               HOME=str(tmp), XDG_DATA_HOME=str(tmp / "data"), XDG_STATE_HOME=str(tmp / "state"),
+               XDG_CACHE_HOME=str(tmp / "cache"), XDG_CONFIG_HOME=str(tmp / "config"), MPLCONFIGDIR=str(tmp / "mpl"))
+    return [Target(backend, name, osmeter_argv(args.osmeter) + argv, env)
+            for name, argv in commands(n_runs, args.hosts_used, fleets[-1])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -410,8 +445,11 @@ def main(argv: list[str] | None = None) -> int:
     cleanup: list[Callable[[], None]] = []
     timings: dict[str, dict[str, str]] = {}
     try:
-        for backend in backends:
-            measure(backend, tmp, args, cleanup, timings)
+        targets = [t for backend in backends for t in prepare(backend, tmp, args, cleanup)]
+        time_in_rounds(targets, args.repeat, args.timeout)
+        for t in targets:
+            timings.setdefault(t.name, {})[t.backend] = t.cell()
+            print(f"  {t.backend}: {t.name}: {t.cell()}", file=sys.stderr)
     finally:
         for fn in reversed(cleanup):
             try:
@@ -419,8 +457,9 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:  # noqa: BLE001 - the temp dir still goes
                 print(f"cleanup: {e}", file=sys.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{args.runs} runs x {args.results} results, {args.hosts_used} hosts; wall time, best of {args.repeat} "
-          f"(* one attempt, over {LONG_S:g} s); the speed reference (3e7 additions in Python) took "
+    print(f"{args.runs} runs x {args.results} results, {args.hosts_used} hosts; wall time in s, best / median of "
+          f"{args.repeat} rounds over every command and backend (* one attempt, over {LONG_S:g} s); "
+          f"the speed reference (3e7 additions in Python) took "
           f"{speed_before:.2f} s before and {speed_reference():.2f} s after")
     sys.stdout.write(render([(name, cells) for name, cells in timings.items()]))
     return 0

@@ -30,16 +30,21 @@ def _env(tmp: Path) -> dict[str, str]:
 def test_the_table_has_a_row_per_command_and_a_time_per_backend(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     r = subprocess.run([sys.executable, str(SCRIPT), "--runs", "20", "--results", "5", "--backends", "sqlite",
-                        "--repeat", "1"], env=_env(tmp), capture_output=True, text=True, timeout=600)
+                        "--repeat", "2"], env=_env(tmp), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     table = [line for line in r.stdout.splitlines() if " | " in line]
-    assert [c.strip() for c in table[0].split(" | ")] == ["command", "SQLite s", "PostgreSQL s"]
+    assert [c.strip() for c in table[0].split(" | ")] == ["command", "SQLite", "PostgreSQL"]
     rows = [[c.strip() for c in line.split(" | ")] for line in table[1:]]
     assert [row[0] for row in rows] == list(COMMANDS)
     for name, sqlite_s, pg_s in rows:
-        assert float(sqlite_s) > 0, name  # a time, not 'failed'
+        best, median = (float(x) for x in sqlite_s.split(" / "))  # times, not 'failed'
+        assert 0 < best <= median, name
         assert pg_s == "-"  # not measured
-    assert "20 runs x 5 results" in r.stdout and "the speed reference" in r.stdout
+    assert "20 runs x 5 results" in r.stdout and "best / median of 2 rounds" in r.stdout
+    assert "the speed reference" in r.stdout
+    # every command once a round: the untimed round and two timed ones
+    assert [line for line in r.stderr.splitlines() if line.startswith("round ")] == [
+        "round 0 of 2 done (untimed)", "round 1 of 2 done", "round 2 of 2 done"]
     assert list(tmp.iterdir()) == []  # the store and everything else removed
 
 
