@@ -244,6 +244,11 @@ def test_resumed_host_takes_the_missing_instances_from_its_earlier_run(cli, stor
     assert b["notes"][1] == f"b: run {first} (incomplete, started 2026-11-27T00:15:00Z): 1 cell from it (same host)"
     assert cell(doc, "syscall.null", "b")["run_id"] == first and cell(doc, "syscall.null", "b")["verdict"] == "slower"
     assert cell(doc, "cpu.call", "b")["run_id"] == resumed
+    page = store_path.parent / "by.html"
+    assert cli("compare", "--by", "host", "--fleet", FLEET, "-o", str(page)).code == 0
+    hovers = [a.get("title") or "" for t, a in Page(page.read_text()).tags if t == "td"]
+    taken = [h for h in hovers if h.endswith(f"from run {first} (the column's run {resumed} does not hold it ok)")]
+    assert len(taken) == 1 and taken[0].startswith("syscall.null\nrun ")  # the compared cell, its hover whole
 
 
 def test_a_flagged_figure_stays_flagged(cli, store_path: Path) -> None:

@@ -22,7 +22,7 @@ from . import names as nm
 from . import plots
 from .compare_table import CAVEAT_MARK, cell_title  # one mark for both heatmaps
 from .escaping import esc
-from .tables import Cell, Column, Row, Table, quick_cell, value_cell
+from .tables import Cell, Column, Row, Table, html_cell, html_frame, html_td, quick_cell, value_cell
 from ..fmt import fmt_num
 from ..frozen import built
 
@@ -73,17 +73,23 @@ class Look:
     caveat: bool  # a flagged figure behind it
 
 
+def _compared_look(c: Comparison, caveat: str) -> tuple[str, str]:
+    """A compared cell's colour and text (`caveat`: c.caveat, read once)."""
+    if math.isnan(c.ratio):
+        return WHITE, "n/a"
+    worse = c.worse
+    return (plots.heat_colour(worse) if c.significant else muted_colour(worse),
+            plots.percent_text(c.change) + (CAVEAT_MARK if caveat else ""))
+
+
 def look(cell: cb.Cell) -> Look:
     """A heatmap cell: colour, the change in whole percent (or the state's word), and its marks."""
     c = cell.comparison
     if c is not None:
-        caveat = bool(c.caveat)
-        if math.isnan(c.ratio):
-            return built(Look, {"colour": WHITE, "text": "n/a", "muted": True, "caveat": caveat})
-        text = plots.percent_text(c.change) + (CAVEAT_MARK if caveat else "")
-        worse = c.worse
-        colour = plots.heat_colour(worse) if c.significant else muted_colour(worse)
-        return built(Look, {"colour": colour, "text": text, "muted": not c.significant, "caveat": caveat})
+        caveat = c.caveat
+        colour, text = _compared_look(c, caveat)
+        return built(Look, {"colour": colour, "text": text, "muted": math.isnan(c.ratio) or not c.significant,
+                            "caveat": bool(caveat)})
     if cell.state == cb.BASELINE:
         return Look(BASE_COLOUR, fmt_num(cell.median, 3), False, False)
     return Look(WHITE, STATE_WORDS.get(cell.state, cell.state), True, False)
@@ -127,52 +133,78 @@ def column_title(outcome: cb.ByOutcome, i: int) -> str:
     return col.name + (" (baseline)" if i == outcome.baseline else "")
 
 
-def _html_cell(cell: cb.Cell, column: cb.Column, row: cb.Row, instance: str) -> Cell:
-    """A heatmap cell for the page: coloured, hatched when not significant, the hover says all
-    (`instance`: the row's describe_instance, made once a row)."""
+def _from_other_run(cell: cb.Cell, column: cb.Column) -> str:
+    """The hover's last line when the cell comes from another run of the column than its own."""
+    if cell.run_id is not None and cell.run_id != column.run.id:
+        return f"\nfrom run {cell.run_id} (the column's run {column.run.id} does not hold it ok)"
+    return ""
+
+
+def _compared_td(cell: cb.Cell, c: Comparison, column: cb.Column, instance: str) -> str:
+    """A compared cell of the page (most of a heatmap's 20 000): coloured, hatched when not
+    significant, the hover says all. Its text needs no escaping: digits, a sign, the mark, or n/a."""
+    caveat = c.caveat
+    colour, text = _compared_look(c, caveat)
+    css = "cell" if c.significant else "cell ns hatch"
+    if caveat:
+        css += " caveat"
+        if text.endswith(CAVEAT_MARK):
+            text = text[: -len(CAVEAT_MARK)] + f'<span class="mark">{CAVEAT_MARK}</span>'
+    return html_td(text, css, cell_title(c, instance=instance) + _from_other_run(cell, column),
+                   f"background:{colour}" if colour != WHITE else "")
+
+
+def _state_cell(cell: cb.Cell, column: cb.Column, row: cb.Row, instance: str) -> Cell:
+    """A cell of the page that is not compared: the baseline's median, or the state's word."""
     lk = look(cell)
-    c = cell.comparison
-    if c is not None:
-        title = cell_title(c, instance=instance)
-        css = "cell" if c.significant else "cell ns hatch"
-        if lk.caveat:
-            css += " caveat"
-    elif cell.state == cb.BASELINE:
+    if cell.state == cb.BASELINE:
         css = "cell base"
         title = f"{instance}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
     else:
         css = "cell missing"
         title = f"{instance}\n{column.name}: {STATE_MEANINGS[cell.state]}" + (
             f"\n{cell.reason}" if cell.reason else "")
-    if cell.run_id is not None and cell.run_id != column.run.id:
-        title += f"\nfrom run {cell.run_id} (the column's run {column.run.id} does not hold it ok)"
-    text = esc(lk.text)
-    if lk.caveat and text.endswith(CAVEAT_MARK):
-        text = text[: -len(CAVEAT_MARK)] + f'<span class="mark">{CAVEAT_MARK}</span>'
-    return quick_cell(text=cell_text(cell), html=text, css=css, title=title,
-                      style=f"background:{lk.colour}" if lk.colour != WHITE else "")
+    return Cell(cell_text(cell), html=esc(lk.text), css=css, title=title + _from_other_run(cell, column),
+                style=f"background:{lk.colour}" if lk.colour != WHITE else "")
 
 
-def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None, *,
-                  html: bool = True) -> Table:
-    """Rows x columns: a row per instance (its name and unit), a cell per column: the change and verdict
-    mark (cell_text; coloured in HTML), the baseline's median, or the state's word. `subtitle(run)`: a
-    column header's hover in HTML. `html=False`: the cells' text only, for the terminal and Markdown
-    (a hundred columns' hovers and colours cost seconds nobody sees there)."""
-    columns = (Column("benchmark", css="corner", html=""), Column("unit", dialects=("text", "md"))) + tuple(
+def _columns(outcome: cb.ByOutcome, subtitle: Any = None) -> tuple[Column, ...]:
+    """The benchmark, its unit (terminal and Markdown; HTML shows it in the row header), a column per
+    column of the comparison. `subtitle(run)`: a column header's hover in HTML."""
+    return (Column("benchmark", css="corner", html=""), Column("unit", dialects=("text", "md"))) + tuple(
         Column(column_title(outcome, i), True, css="run",
                title=f"run {c.run.id}: " + subtitle(c.run) if subtitle else "")
         for i, c in enumerate(outcome.columns))
-    rows = []
+
+
+def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> Table:
+    """Rows x columns for the terminal and Markdown: a row per instance (its name and unit), a cell per
+    column: the change and verdict mark (cell_text), the baseline's median, or the state's word. The
+    page's is heatmap_html."""
+    rows = [Row((Cell(row_name(row, labels)), Cell(row.unit or "-"),
+                 *(quick_cell(text=cell_text(c)) for c in row.cells))) for row in ordered_rows(outcome, labels)]
+    return Table(_columns(outcome), tuple(rows))
+
+
+HEATMAP_ATTRS = 'class="heatmap" id="heatmap-by"'
+
+
+def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None) -> str:
+    """heatmap_table for the page: the row header names the instance and its unit; each cell is
+    coloured, hatched when not significant, and its hover says all. Written straight to HTML
+    (tables.html_td): a hundred hosts make 20 000 cells."""
+    columns = _columns(outcome, subtitle)
+    body = []
     for row in ordered_rows(outcome, labels):
         name = row_name(row, labels)
         unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
-        instance = describe_instance(row.bench, row.params) if html else ""
-        cells = (_html_cell(cell, col, row, instance) if html else quick_cell(text=cell_text(cell))
-                 for cell, col in zip(row.cells, outcome.columns))
-        rows.append(Row((Cell(name, html=esc(name) + unit, css="bench mono", head=True), Cell(row.unit or "-"),
-                         *cells)))
-    return Table(columns, tuple(rows), 'class="heatmap" id="heatmap-by"')
+        instance = describe_instance(row.bench, row.params)
+        head = html_cell(Cell(name, html=esc(name) + unit, css="bench mono", head=True), columns[0])
+        cells = "".join(_compared_td(cell, cell.comparison, col, instance) if cell.comparison is not None
+                        else html_cell(_state_cell(cell, col, row, instance), columns[i + 2])
+                        for i, (cell, col) in enumerate(zip(row.cells, outcome.columns)))
+        body.append(f"<tr>{head}{cells}</tr>\n")
+    return html_frame(columns, HEATMAP_ATTRS, "".join(body))
 
 
 def caveat_flags(outcome: cb.ByOutcome) -> list[str]:

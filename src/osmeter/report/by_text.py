@@ -71,7 +71,7 @@ def document(outcome: cb.ByOutcome, labels: nm.InstanceLabels, fail_above: float
 
 def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels, width: int | None = None) -> str:
     """Rows × columns: each cell's change and verdict mark (bc.cell_text)."""
-    return to_text(bc.heatmap_table(outcome, labels, html=False), width, wrap=(0,) if width else ())
+    return to_text(bc.heatmap_table(outcome, labels), width, wrap=(0,) if width else ())
 
 
 def _named(c: cb.Column) -> str:

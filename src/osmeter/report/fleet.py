@@ -194,7 +194,7 @@ def render_md(report: FleetReport, expect_path: str = "") -> str:
     o = report.outcome
     if o is not None:
         out += [f"## Change against {md.inline(o.columns[o.baseline].name)}, by host",
-                to_markdown(bc.heatmap_table(o, report.labels, html=False)),
+                to_markdown(bc.heatmap_table(o, report.labels)),
                 "\n".join(f"- {md.inline(line.strip())}" for line in bc.legend_lines(o)),
                 md.inline(bc.counts_line(o)) + ".",
                 "## Sysinfo that differs between the hosts",

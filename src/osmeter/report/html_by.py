@@ -19,7 +19,7 @@ from .tables import to_html
 
 
 def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> str:
-    return to_html(bc.heatmap_table(outcome, labels, run_subtitle)).rstrip("\n")
+    return bc.heatmap_html(outcome, labels, run_subtitle).rstrip("\n")
 
 
 def _legend(outcome: cb.ByOutcome) -> str:

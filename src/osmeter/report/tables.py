@@ -175,26 +175,41 @@ def _attrs(css: str | None, title: str = "", style: str = "", span: int = 1) -> 
     return out
 
 
+def html_cell(c: Cell, column: Column) -> str:
+    """One cell as <td> (<th> for a row header) under `column`."""
+    css = c.css if c.css is not None else ("num" if column.right else None)
+    tag = "th" if c.head else "td"
+    return f"<{tag}{_attrs(css, c.title, c.style, c.span)}>{c.html_content()}</{tag}>"
+
+
+def html_td(content: str, css: str, title: str = "", style: str = "") -> str:
+    """html_cell of a data cell given by its parts (`content` already escaped), for a table that
+    writes tens of thousands of them itself (report.by_cells' heatmap)."""
+    return f"<td{_attrs(css, title, style)}>{content}</td>"
+
+
 def _html_row(row: Row, columns: Sequence[Column]) -> str:
     parts = []
     i = 0
     for c in row.cells:
-        col = columns[i] if i < len(columns) else Column("")
-        css = c.css if c.css is not None else ("num" if col.right else None)
-        tag = "th" if c.head else "td"
-        parts.append(f"<{tag}{_attrs(css, c.title, c.style, c.span)}>{c.html_content()}</{tag}>")
+        parts.append(html_cell(c, columns[i] if i < len(columns) else Column("")))
         i += c.span
     cls = f' class="{esc(row.css)}"' if row.css else ""
     return f"<tr{cls}>{''.join(parts)}</tr>\n"
 
 
+def html_frame(columns: Sequence[Column], attrs: str, body: str) -> str:
+    """The table box of to_html around `body` (its rows, already HTML): the scrolling box, the
+    header of `columns` (those HTML shows)."""
+    head = "".join(
+        f"<th{_attrs(c.css if c.css is not None else ('num' if c.right else None), c.title)}>{c.html_content()}</th>"
+        for c in columns if "html" in c.dialects
+    )
+    attrs = f" {attrs}" if attrs else " "
+    return f'<div class="scroll"><table{attrs}><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table></div>\n'
+
+
 def to_html(table: Table) -> str:
     """The table in a scrolling box; number columns right-aligned by the page's CSS."""
     table = table.shown_in("html")
-    head = "".join(
-        f"<th{_attrs(c.css if c.css is not None else ('num' if c.right else None), c.title)}>{c.html_content()}</th>"
-        for c in table.columns
-    )
-    body = "".join(_html_row(r, table.columns) for r in table.rows)
-    attrs = f" {table.attrs}" if table.attrs else " "
-    return f'<div class="scroll"><table{attrs}><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table></div>\n'
+    return html_frame(table.columns, table.attrs, "".join(_html_row(r, table.columns) for r in table.rows))
