@@ -140,9 +140,11 @@ def _from_other_run(cell: cb.Cell, column: cb.Column) -> str:
     return ""
 
 
-def _compared_td(cell: cb.Cell, c: Comparison, column: cb.Column, instance: str) -> str:
+def _compared_td(cell: cb.Cell, column: cb.Column, instance: str) -> str:
     """A compared cell of the page (most of a heatmap's 20 000): coloured, hatched when not
     significant, the hover says all. Its text needs no escaping: digits, a sign, the mark, or n/a."""
+    c = cell.comparison
+    assert c is not None
     caveat = c.caveat
     colour, text = _compared_look(c, caveat)
     css = "cell" if c.significant else "cell ns hatch"
@@ -186,7 +188,7 @@ def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> Table:
     return Table(_columns(outcome), tuple(rows))
 
 
-HEATMAP_ATTRS = 'class="heatmap" id="heatmap-by"'
+_HEATMAP_ATTRS = 'class="heatmap" id="heatmap-by"'
 
 
 def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None) -> str:
@@ -200,11 +202,11 @@ def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any
         unit = f' <span class="muted">{esc(row.unit)}</span>' if row.unit else ""
         instance = describe_instance(row.bench, row.params)
         head = html_cell(Cell(name, html=esc(name) + unit, css="bench mono", head=True), columns[0])
-        cells = "".join(_compared_td(cell, cell.comparison, col, instance) if cell.comparison is not None
-                        else html_cell(_state_cell(cell, col, row, instance), columns[i + 2])
-                        for i, (cell, col) in enumerate(zip(row.cells, outcome.columns)))
+        cells = "".join(_compared_td(cell, col, instance) if cell.comparison is not None
+                        else html_cell(_state_cell(cell, col, row, instance), shown)
+                        for cell, col, shown in zip(row.cells, outcome.columns, columns[2:]))
         body.append(f"<tr>{head}{cells}</tr>\n")
-    return html_frame(columns, HEATMAP_ATTRS, "".join(body))
+    return html_frame(columns, _HEATMAP_ATTRS, "".join(body))
 
 
 def caveat_flags(outcome: cb.ByOutcome) -> list[str]:

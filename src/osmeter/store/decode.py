@@ -335,13 +335,18 @@ _FLOAT_ONLY = {float}
 _get_reals = itemgetter(*_REAL_STATS)
 
 
-def _summary(row: sqlite3.Row) -> Summary:
-    reals = _get_reals(row)
+def _reals(row: sqlite3.Row, columns: tuple[str, ...], get: Any) -> dict[str, Any]:
+    """The REAL statistics `columns` (`get`: their itemgetter), each as real() reads it."""
+    reals = get(row)
     # what real() takes as is: floats only, all finite (an infinity or a NaN among them makes the sum one)
     if set(map(type, reals)) == _FLOAT_ONLY and math.isfinite(sum(reals)):
-        values: dict[str, Any] = dict(zip(_REAL_STATS, reals))
-    else:  # a NULL (a NaN statistic), an integer, or damage: real() says which
-        values = {c: real(row, c) for c in _REAL_STATS}
+        return dict(zip(columns, reals))
+    # a NULL (a NaN statistic), an integer, or damage: real() says which
+    return {c: real(row, c) for c in columns}
+
+
+def _summary(row: sqlite3.Row) -> Summary:
+    values = _reals(row, _REAL_STATS, _get_reals)
     values["n"] = integer(row, "n", minimum=1)
     values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
     values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))
@@ -360,11 +365,7 @@ _UNREAD.update(outliers=0, kbest_stable=False)
 def _light_summary(row: sqlite3.Row) -> Summary:
     """_summary of a row read with LIGHT_STATS only: those checked as there, every other statistic NaN
     (outliers 0, kbest_stable False), so nothing can show them as figures."""
-    reals = _get_light_reals(row)
-    if set(map(type, reals)) == _FLOAT_ONLY and math.isfinite(sum(reals)):
-        values: dict[str, Any] = dict(zip(_LIGHT_REALS, reals))
-    else:
-        values = {c: real(row, c) for c in _LIGHT_REALS}
+    values = _reals(row, _LIGHT_REALS, _get_light_reals)
     values["n"] = integer(row, "n", minimum=1)
     return built(Summary, {**_UNREAD, **values})
 
