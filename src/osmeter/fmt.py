@@ -13,18 +13,110 @@ from typing import Sequence
 
 
 def fmt_num(value: float | int | None, digits: int = 4) -> str:
-    """`digits` significant digits, no exponent below 10^6; '-' for missing/NaN."""
+    """`digits` significant digits, never an exponent ('-' for missing/NaN).
+
+    From 10^digits on, a value is rounded to `digits` significant digits and
+    its thousands are separated (7616533.2 -> '7,617,000'); under 10^-3 it
+    gets the decimals its digits need (0.000123 -> '0.0001230'). Integers are
+    shown whole, thousands separated from 10 000 on (fmt_count)."""
     if value is None or value != value:  # None or NaN
         return "-"
-    if isinstance(value, int):
+    if isinstance(value, bool):
         return str(value)
-    magnitude = abs(value)
-    if magnitude == 0:
+    if isinstance(value, int):
+        return fmt_count(value)
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
         return "0"
-    if magnitude >= 1e6 or magnitude < 1e-3:
+    value = float(f"{value:.{digits - 1}e}")  # rounded first: 9999.7 -> 10000, 0.99997 -> 1.000
+    exponent = int(math.floor(math.log10(abs(value))))
+    if exponent >= 15:  # beyond any measured quantity (a petasecond in ns): an exponent, not 20 digits
         return f"{value:.{digits - 1}e}"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(magnitude))))
-    return f"{value:.{decimals}f}"
+    if exponent >= digits:
+        return f"{value:,.0f}"
+    return f"{value:.{max(0, digits - 1 - exponent)}f}"
+
+
+def fmt_count(n: int | float | None) -> str:
+    """A count with thousands separated from 10 000 on: 3704 -> '3704', 12345 -> '12,345'."""
+    if n is None or n != n:
+        return "-"
+    n = int(n)
+    return f"{n:,}" if abs(n) >= 10000 else str(n)
+
+
+# Units people read, scaled (DESIGN.md: ns/us/ms, MB/s/GB/s): each unit's
+# steps, largest first. Rates are decimal, as fio and iperf3 print them.
+MICRO = "\u00b5"  # the micro sign of "us"; a terminal whose encoding lacks it gets 'u' (streams)
+_STEPS: dict[str, tuple[tuple[float, str], ...]] = {
+    "ns": ((1e9, "s"), (1e6, "ms"), (1e3, MICRO + "s"), (1.0, "ns")),
+    "bytes_per_s": ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")),
+    "bits_per_s": ((1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s")),
+    "bytes": ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")),
+}
+
+
+class Scale:
+    """One unit step: values are divided by `factor` and followed by `suffix`."""
+
+    __slots__ = ("factor", "suffix")
+
+    def __init__(self, factor: float, suffix: str) -> None:
+        self.factor = factor
+        self.suffix = suffix
+
+    def number(self, value: float | None, digits: int = 4) -> str:
+        """The value in this step, without its suffix ('-' for missing)."""
+        if value is None or value != value:
+            return "-"
+        return fmt_num(float(value) / self.factor, digits)
+
+    def __call__(self, value: float | None, digits: int = 4) -> str:
+        """The value in this step with its suffix: '2.654 ms' ('-' for missing)."""
+        text = self.number(value, digits)
+        return text if text == "-" or not self.suffix else f"{text} {self.suffix}"
+
+    def __repr__(self) -> str:
+        return f"Scale({self.factor:g}, {self.suffix!r})"
+
+
+def scale_of(value: float | None, unit: str | None) -> Scale:
+    """The step that shows `value` of `unit` with 1 to 3 digits before the
+    point (the largest step not above it); the unit itself for a unit
+    without steps, a missing or a zero value (the smallest step)."""
+    steps = _STEPS.get(unit or "")
+    if steps is None:
+        return Scale(1.0, unit or "")
+    if value is None or value != value or value == 0 or math.isinf(value):
+        return Scale(steps[-1][0], steps[-1][1])
+    magnitude = abs(value)
+    for factor, suffix in steps:
+        # 999.96 ns rounds to '1000 ns' at 4 digits: it goes up a step instead
+        if magnitude >= factor * 0.99995:
+            return Scale(factor, suffix)
+    return Scale(steps[-1][0], steps[-1][1])
+
+
+def fmt_quantity(value: float | None, unit: str | None, digits: int = 4) -> str:
+    """A value of `unit` scaled for people: (2654000, 'ns') -> '2.654 ms',
+    (1.294e11, 'bytes_per_s') -> '129.4 GB/s'; '-' for missing."""
+    return scale_of(value, unit)(value, digits)
+
+
+def fmt_interval(low: float | None, high: float | None, unit: str | None, ref: float | None = None,
+                 sep: str = " .. ") -> str:
+    """An interval in the step of `ref` (its median; the interval's own high
+    end without one), the suffix once: '2.143 .. 3.064 ms'."""
+    scale = scale_of(ref if ref is not None and ref == ref else high, unit)
+    text = f"{scale.number(low)}{sep}{scale.number(high)}"
+    return f"{text} {scale.suffix}" if scale.suffix else text
+
+
+def unit_label(unit: str | None) -> str:
+    """How a raw unit reads where a number stands without it (an axis): 'bytes_per_s' -> 'B/s'."""
+    steps = _STEPS.get(unit or "")
+    return steps[-1][1] if steps else (unit or "")
 
 
 _BINARY = (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10))

@@ -32,7 +32,7 @@ import os
 import sys
 from typing import Any, Iterable, Iterator, TextIO
 
-from . import textsafe
+from . import fmt, textsafe
 from .errors import OutputError
 
 STDOUT = "standard output"
@@ -82,6 +82,7 @@ class Guarded:
         self.escape = loud and not closed and _isatty(stream)
         self.failure: BaseException | None = OutputError(f"cannot write to {name}: {CLOSED}") if closed else None
         self.lost = closed
+        self.plain = None if _encodes(stream, fmt.MICRO) else _PLAIN  # 'us' where the micro sign cannot go
 
     def write(self, text: str) -> int:
         if not text:
@@ -90,8 +91,9 @@ class Guarded:
             if self.loud and self.failure is not None:
                 raise self.failure
             return len(text)
+        shown = text if self.plain is None else text.translate(self.plain)
         try:
-            self.stream.write(textsafe.visible(text) if self.escape else text)
+            self.stream.write(textsafe.visible(shown) if self.escape else shown)
         except OSError as e:
             self._fail(e)
         return len(text)
@@ -121,6 +123,21 @@ class Guarded:
 
     def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer, close, ...
         return getattr(self.stream, name)
+
+
+_PLAIN = str.maketrans({fmt.MICRO: "u"})
+
+
+def _encodes(stream: Any, text: str) -> bool:
+    """Whether the stream's encoding has `text` (a stream without one takes anything)."""
+    encoding = getattr(stream, "encoding", None)
+    if not isinstance(encoding, str):
+        return True
+    try:
+        text.encode(encoding)
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
 
 
 def _isatty(stream: Any) -> bool:
