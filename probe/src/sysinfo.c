@@ -32,6 +32,7 @@ static const struct field {
 	si_field_writer write;
 } fields[] = {
 	{"hostname", "Host name (uname nodename)", si_w_hostname},
+	{"machine_id", "The machine's identity: osmeter's application-specific ID of /etc/machine-id (else /var/lib/dbus/machine-id), HMAC-SHA256 as systemd-id128 machine-id --app-specific=57032c07d9184336b4cf11796e44f07c prints it; not the machine ID itself; null without one", si_w_machine_id},
 	{"os", "Distribution (PRETTY_NAME of /etc/os-release)", si_w_os},
 	{"kernel_release", "Kernel release (uname -r)", si_w_kernel_release},
 	{"kernel_version", "Kernel build string (uname -v)", si_w_kernel_version},

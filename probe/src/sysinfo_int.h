@@ -9,6 +9,7 @@
  *   sysinfo_mem.c     memory, cgroup limits, huge pages
  *   sysinfo_dev.c     disks and network interfaces
  *   sysinfo_virt.c    hypervisor, qemu-user emulation, container
+ *   sysinfo_id.c      the machine's identity (machine_id)
  * Rules (all parts): fixed buffers only; a missing or unreadable file gives
  * null and no message; nothing is cached between calls. */
 #ifndef OSM_SYSINFO_INT_H
@@ -96,6 +97,13 @@ int si_flag_file(const char *path);
 /* NAME=<integer> in a kernel config file; false when absent or unreadable. */
 bool si_config_int(const char *path, const char *name, long long *v);
 
+/* --- sysinfo_id.c ----------------------------------------------------- */
+
+/* osmeter's application-specific ID of the first of `files` that holds a
+ * machine ID (32 hex digits, not all zero), as 32 lowercase hex digits into
+ * out; false when none does. */
+bool si_machine_app_id(const char *const *files, size_t n, char out[33]);
+
 /* --- field writers, by source ----------------------------------------- */
 
 /* sysinfo_kernel.c */
@@ -163,5 +171,8 @@ void si_w_nics(struct osm_json *j, const char *key);
 void si_w_virtualization(struct osm_json *j, const char *key);
 void si_w_emulation(struct osm_json *j, const char *key);
 void si_w_container(struct osm_json *j, const char *key);
+
+/* sysinfo_id.c */
+void si_w_machine_id(struct osm_json *j, const char *key);
 
 #endif

@@ -29,7 +29,7 @@ static void ok(bool cond, const char *what)
 /* The documented fields (docs/schema.md). A field added to sysinfo.c's table
  * without being added here still passes; one removed or renamed fails. */
 static const char *const keys[] = {
-	"hostname", "os", "kernel_release", "kernel_version", "arch", "kernel_cmdline",
+	"hostname", "machine_id", "os", "kernel_release", "kernel_version", "arch", "kernel_cmdline",
 	"preemption", "preemption_source", "realtime", "kernel_hz", "cpu_model", "cpu_vendor", "board", "cpu_flags",
 	"cpus_online", "cpus_allowed", "sockets", "cores_per_socket", "threads_per_core",
 	"smt_control", "isolated_cpus", "nohz_full_cpus", "caches", "numa_nodes",
@@ -282,6 +282,44 @@ static void test_readers(void)
 	rmdir(dir);
 }
 
+/* machine_id: systemd's app-specific ID of the first file holding a machine
+ * ID (the expected values are Python's hmac of the same bytes, and what
+ * `systemd-id128 machine-id --app-specific=...` prints for that machine ID). */
+static void test_machine_id(void)
+{
+	char dir[] = "/tmp/osm-test-machine-id.XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(false, "temporary directory for the machine-id tests");
+		return;
+	}
+	char a[256], b[256], out[33] = "";
+	snprintf(a, sizeof(a), "%s/machine-id", dir);
+	snprintf(b, sizeof(b), "%s/dbus-machine-id", dir);
+	const char *const files[] = {a, b};
+	ok(write_file(a, "0123456789abcdef0123456789abcdef\n") && si_machine_app_id(files, 2, out) &&
+	   strcmp(out, "03d70bf207ed4ae29a44e07edca97e51") == 0, "machine_id of /etc/machine-id, as systemd makes it");
+	ok(write_file(a, "0123456789ABCDEF0123456789ABCDEF") && si_machine_app_id(files, 2, out) &&
+	   strcmp(out, "03d70bf207ed4ae29a44e07edca97e51") == 0, "machine_id: upper-case digits, no newline: the same");
+	static const struct {
+		const char *content, *what;
+	} bad[] = {{"", "nothing"}, {"uninitialized\n", "uninitialized (a first boot)"},
+		   {"00000000000000000000000000000000\n", "zeros"}, {"0123456789abcdef0123456789abcde\n", "31 digits"},
+		   {"0123456789abcdef0123456789abcdeg\n", "a g"}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "machine_id: /etc/machine-id holding %s is passed over", bad[i].what);
+		ok(write_file(a, bad[i].content) && !si_machine_app_id(files, 2, out), msg);
+	}
+	ok(write_file(b, "fedcba98765432100123456789abcdef\n") && si_machine_app_id(files, 2, out) &&
+	   strcmp(out, "f04aa45e3a21485e94fab434460c6ce2") == 0, "machine_id: then /var/lib/dbus/machine-id");
+	unlink(a);
+	ok(si_machine_app_id(files, 2, out) && strcmp(out, "f04aa45e3a21485e94fab434460c6ce2") == 0,
+	   "machine_id: /etc/machine-id missing, the dbus one");
+	unlink(b);
+	ok(!si_machine_app_id(files, 2, out), "machine_id: neither file: none (null)");
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char msg[256];
@@ -339,6 +377,7 @@ int main(void)
 	ok(v && (strncmp(v, "null,", 5) == 0 || (atoi(v) >= 10 && atoi(v) <= 10000)),
 	   "kernel_hz is null or a tick rate between 10 and 10000");
 	test_readers();
+	test_machine_id();
 
 	/* Same number of lines in the text as fields (multi-line values are
 	 * indented, so top-level lines start with a key). */

@@ -25,6 +25,7 @@ from .figures import FigureFailure, NamedFigure, RunData, family_figures
 
 MACHINE_HELP: dict[str, str] = {
     "hostname": "Host name (uname nodename)",
+    "machine_id": "The machine's identity: osmeter's hash of /etc/machine-id (docs/fleet.md)",
     "os": "Distribution (PRETTY_NAME of /etc/os-release)",
     "kernel_release": "Kernel release (uname -r)",
     "kernel_version": "Kernel build string (uname -v)",
