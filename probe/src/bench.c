@@ -70,6 +70,13 @@ int osm_fail_errno(struct osm_ctx *ctx, const char *what)
 	return osm_fail(ctx, OSM_ERROR, "%s: %s", what, strerror(errno));
 }
 
+int osm_skip_one_cpu(struct osm_ctx *ctx, const char *setting, const char *instead)
+{
+	return osm_fail(ctx, OSM_SKIP, "%s needs a second CPU, but the probe may use only CPU %d here "
+			"(online and in its affinity mask): allow it another CPU%s%s",
+			setting, ctx->cpu, instead ? ", or give " : "", instead ? instead : "");
+}
+
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value)
 {
 	for (int i = 0; i < ctx->n_extra; i++) {

@@ -200,6 +200,11 @@ const char *osm_param_str(const struct osm_ctx *ctx, const char *name);
 int osm_fail(struct osm_ctx *ctx, enum osm_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int osm_fail_errno(struct osm_ctx *ctx, const char *what); /* OSM_ERROR with strerror(errno) */
+/* OSM_SKIP for a setting ("placement=cross_cpu", "migrate=1") that needs a
+ * second CPU where the probe may use only its own (osm_other_cpu < 0): one
+ * wording of that cause for every benchmark. `instead`: what the user may
+ * give instead ("--param placement=same_cpu"), or NULL. */
+int osm_skip_one_cpu(struct osm_ctx *ctx, const char *setting, const char *instead);
 void osm_add_extra(struct osm_ctx *ctx, const char *key, double value);
 /* A fact in words (key: a string literal); replaces an earlier value of the
  * same key; a value longer than OSM_INFO_LEN - 1 is cut in its middle, the cut

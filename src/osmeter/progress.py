@@ -13,9 +13,14 @@ from .fmt import fmt_num
 BAR_WIDTH = 24
 
 
-def done_line(event: InstanceDone, done: int) -> str:
+AS_ABOVE = "skipped (as above)"
+
+
+def done_line(event: InstanceDone, done: int, skips_said: set[tuple[str, str]] | None = None) -> str:
     """`[3/12] cpu.call args=3 ... 12.34 ns` (or skipped / error with the reason):
-    what this repetition measured."""
+    what this repetition measured. `skips_said`: the (instance, reason) of the
+    skips said so far in this run; a later repetition skipping the instance
+    for the same reason says only AS_ABOVE, and the pair is added."""
     r, p, rep = event.result, event.progress, event.repetition
     position = f"[{p.index + 1}/{p.total}]" if p is not None else f"[{done}]"
     what = describe_instance(r.bench, r.params)
@@ -30,18 +35,24 @@ def done_line(event: InstanceDone, done: int) -> str:
         if "precision-unmet" in flags:
             outcome += " (precision-unmet)"
     elif status == "skip":
-        outcome = f"skipped: {reason}"
+        said = (what, str(reason))
+        outcome = AS_ABOVE if skips_said is not None and said in skips_said else f"skipped: {reason}"
+        if skips_said is not None:
+            skips_said.add(said)
     else:
         outcome = f"error: {reason}"
     return f"{position} {what} ... {outcome}"
 
 
 class PlainProgress:
-    """One line per finished benchmark; for logs and pipes."""
+    """One line per finished benchmark; for logs and pipes. A skip's reason is
+    said once per run: later repetitions of the instance skipping for the
+    same reason say "skipped (as above)"."""
 
     def __init__(self, out: IO[str]) -> None:
         self._out = out
         self._done = 0
+        self._skips_said: set[tuple[str, str]] = set()  # a skip's reason is said once per run
 
     def _print(self, text: str) -> None:
         # Names, params and reasons come from the probe: no escape sequence of theirs reaches the terminal.
@@ -64,7 +75,7 @@ class PlainProgress:
                         f"the same benchmarks again")
         elif isinstance(event, InstanceDone):
             self._done += 1
-            self._print(done_line(event, self._done))
+            self._print(done_line(event, self._done, self._skips_said))
 
     def note(self, text: str) -> None:
         self._print(f"osmeter: {text}")

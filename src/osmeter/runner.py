@@ -8,12 +8,13 @@ through here; the commands only parse their options and show the result.
 
 from __future__ import annotations
 
+import re
 import shlex
 import signal
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from . import cgroup, textsafe
 from .errors import (
@@ -113,6 +114,27 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
     return argv
 
 
+# The probe's echo of a skip on stderr (run.c): the progress line says it, once a run.
+SKIP_ECHO = re.compile(r"osmeter-probe: [\w.]+: skip: ")
+
+
+class WithoutSkipEchoes:
+    """The probe's stderr as forwarded to `out`: every line but its echo of
+    each skip, whose reason the progress line says (once per run). Only what
+    the forwarding calls (write, flush); nothing to close."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        if not SKIP_ECHO.match(text):
+            self._out.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How the probe's side of a run ended."""
@@ -159,7 +181,7 @@ def drive(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
                               f"{spool.files[-1]}")
                 event = recorder.lose_store(e, (parse_line(text) for text in spool.lines()))
             if isinstance(event, (RunStarted, RepetitionStarted)):
-                proc.forward_stderr(sys.stderr)
+                proc.forward_stderr(WithoutSkipEchoes(sys.stderr))  # type: ignore[arg-type]
             progress.show(event)
         returncode = proc.close()
         for path in proc.leftovers:

@@ -135,7 +135,7 @@ def test_cross_cpu_skips_on_one_cpu(probe):
     r = run_probe(probe, "run", "net.tcp_rtt", *TINY, preexec_fn=lambda: os.sched_setaffinity(0, {one}))
     assert r.rc == 0, r.stderr
     skip = r.of_type("skip")[0]
-    assert "placement=cross_cpu (the default) needs a second CPU" in skip["reason"], skip
+    assert "placement=cross_cpu needs a second CPU" in skip["reason"], skip
     assert "--param placement=same_cpu" in skip["reason"], skip
     assert skip["info"]["placement"] == "cross_cpu"
 

@@ -109,7 +109,7 @@ static int futex_setup(struct osm_ctx *ctx)
 	int cpu = cross ? osm_other_cpu(ctx->cpu) : ctx->cpu;
 	if (cpu < 0) {
 		futex_teardown(ctx);
-		return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
+		return osm_skip_one_cpu(ctx, "placement=cross_cpu", "--param placement=same_cpu");
 	}
 	s->word = s->shared ? osm_shared_alloc(sizeof(atomic_uint)) : &s->local;
 	if (!s->word) {

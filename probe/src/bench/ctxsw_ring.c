@@ -241,7 +241,7 @@ static int ring_configure(struct osm_ctx *ctx, struct ring_state *s, int rtt)
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
 	s->cpus[0] = s->cpus[1] = ctx->cpu;
 	if (cross && (s->cpus[1] = osm_other_cpu(ctx->cpu)) < 0)
-		return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
+		return osm_skip_one_cpu(ctx, "placement=cross_cpu", "--param placement=same_cpu");
 	s->ws = ws_alloc(s->ws_len);
 	if (s->ws_len && !s->ws)
 		return osm_fail(ctx, OSM_ERROR, "out of memory for the working set");

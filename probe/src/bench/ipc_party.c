@@ -64,7 +64,7 @@ int ipc_placement(struct osm_ctx *ctx, int *cpu)
 	ctx->placement = placements[cross];
 	*cpu = cross ? osm_other_cpu(ctx->cpu) : ctx->cpu;
 	if (*cpu < 0)
-		return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
+		return osm_skip_one_cpu(ctx, "placement=cross_cpu", "--param placement=same_cpu");
 	return OSM_OK;
 }
 

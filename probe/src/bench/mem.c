@@ -64,13 +64,8 @@ static int lat_setup(struct osm_ctx *ctx)
 	if (size / stride < 2)
 		return osm_fail(ctx, OSM_ERROR, "size %lld holds fewer than two elements of stride %lld",
 				(long long)size, (long long)stride);
-	char mode[32];
-	if (thp && !osm_mem_thp_mode(mode, sizeof(mode)))
-		return osm_fail(ctx, OSM_SKIP, "thp=1: this kernel has no transparent huge pages "
-				"(/sys/kernel/mm/transparent_hugepage is missing)");
-	if (thp && !strcmp(mode, "never"))
-		return osm_fail(ctx, OSM_SKIP, "thp=1: transparent huge pages are off "
-				"(echo madvise > /sys/kernel/mm/transparent_hugepage/enabled, as root)");
+	if (thp && osm_thp_check(ctx, NULL, 0) != OSM_OK)
+		return OSM_SKIP;
 	/* Checked in 64 bits before anything is cast to size_t (32-bit probes). */
 	int st = osm_mem_fit(ctx, "mem.latency", size / stride * stride + (thp ? 2 * (int64_t)OSM_MEM_HUGE_BYTES : 0));
 	if (st != OSM_OK)
@@ -110,10 +105,9 @@ static int lat_setup(struct osm_ctx *ctx)
 	s->cur = base;
 
 	double huge = osm_region_huge_fraction(&s->r);
-	if (thp && huge >= 0 && huge < 0.9) {
+	if (thp && osm_thp_granted(ctx, huge) != OSM_OK) {
 		lat_free(s);
-		return osm_fail(ctx, OSM_SKIP, "thp=1: only %.0f %% of the array got transparent huge pages "
-				"(THP mode '%s'; memory too fragmented? see thp_defrag)", 100 * huge, mode);
+		return OSM_SKIP;
 	}
 	ctx->priv = s;
 	osm_add_extra(ctx, "size_bytes", (double)bytes);

@@ -1,6 +1,7 @@
 /* mem.h - internal to the mem family (bench/mem*.c): the benchmark
  * functions its table in mem.c points at, and the helpers they share
- * (memory headroom, huge-page regions, sysfs cache sizes, a PRNG).
+ * (memory headroom, huge-page regions and thp=1's skips, which the fork
+ * study shares too, sysfs cache sizes, a PRNG).
  * Method notes: docs/methods/mem.md */
 #ifndef OSM_BENCH_MEM_H
 #define OSM_BENCH_MEM_H
@@ -33,6 +34,14 @@ int64_t osm_mem_llc_bytes(void);
 /* "always"/"madvise"/"never" from /sys/kernel/mm/transparent_hugepage/enabled,
  * or NULL when THP is not there. */
 const char *osm_mem_thp_mode(char *buf, size_t len);
+/* thp=1's skips, one wording per cause wherever thp=1 is a parameter (the
+ * mem family and the fork study, task_fork.c): osm_thp_check is OSM_OK when
+ * this kernel has transparent huge pages and they are not off (`mode`, if
+ * not NULL, gets the mode), else OSM_SKIP with the reason; osm_thp_granted
+ * is OSM_OK when `fraction` (osm_region_huge_fraction) of the memory got
+ * huge pages is 90 % or more, or unknown (< 0), else OSM_SKIP. */
+int osm_thp_check(struct osm_ctx *ctx, char *mode, size_t len);
+int osm_thp_granted(struct osm_ctx *ctx, double fraction);
 
 /* --- anonymous regions ------------------------------------------------- */
 

@@ -182,11 +182,9 @@ int osm_mem_fault_anon_setup(struct osm_ctx *ctx)
 	if (st != OSM_OK)
 		return st;
 	s->thp = (int)osm_param_int(ctx, "thp");
-	char mode[32];
-	if (s->thp && (!osm_mem_thp_mode(mode, sizeof(mode)) || !strcmp(mode, "never"))) {
+	if (s->thp && osm_thp_check(ctx, NULL, 0) != OSM_OK) {
 		free_state(s);
-		return osm_fail(ctx, OSM_SKIP, "thp=1: transparent huge pages are off or missing "
-				"(echo madvise > /sys/kernel/mm/transparent_hugepage/enabled, as root)");
+		return OSM_SKIP;
 	}
 	if (s->thp) /* whole huge pages only */
 		s->size = (s->size + OSM_MEM_HUGE_BYTES - 1) & ~(OSM_MEM_HUGE_BYTES - 1);
@@ -213,10 +211,9 @@ int osm_mem_fault_anon_run(struct osm_ctx *ctx, uint64_t batch)
 			/* First region: did the huge pages come? */
 			double f = osm_region_huge_fraction(&r);
 			osm_add_extra(ctx, "huge_fraction", f < 0 ? NAN : f); /* null: smaps unreadable */
-			if (f >= 0 && f < 0.9) {
+			if (osm_thp_granted(ctx, f) != OSM_OK) {
 				osm_region_unmap(&r);
-				return osm_fail(ctx, OSM_SKIP, "thp=1: only %.0f %% of the region got transparent "
-						"huge pages (memory too fragmented? see thp_defrag)", 100 * f);
+				return OSM_SKIP;
 			}
 		}
 		osm_region_unmap(&r);

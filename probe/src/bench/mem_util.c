@@ -160,6 +160,30 @@ const char *osm_mem_thp_mode(char *buf, size_t len)
 	return buf;
 }
 
+int osm_thp_check(struct osm_ctx *ctx, char *mode, size_t len)
+{
+	char buf[32];
+	if (!mode) {
+		mode = buf;
+		len = sizeof(buf);
+	}
+	if (!osm_mem_thp_mode(mode, len))
+		return osm_fail(ctx, OSM_SKIP, "thp=1: this kernel has no transparent huge pages "
+				"(/sys/kernel/mm/transparent_hugepage is missing)");
+	if (!strcmp(mode, "never"))
+		return osm_fail(ctx, OSM_SKIP, "thp=1: transparent huge pages are off (mode 'never'; "
+				"as root: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled)");
+	return OSM_OK;
+}
+
+int osm_thp_granted(struct osm_ctx *ctx, double fraction)
+{
+	if (fraction < 0 || fraction >= 0.9)
+		return OSM_OK;
+	return osm_fail(ctx, OSM_SKIP, "thp=1: only %.0f %% of the memory got transparent huge pages "
+			"(memory too fragmented? see thp_defrag)", 100 * fraction);
+}
+
 int osm_region_map(struct osm_region *r, size_t len, int thp)
 {
 	memset(r, 0, sizeof(*r));

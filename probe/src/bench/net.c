@@ -154,9 +154,7 @@ static int start_own(struct osm_ctx *ctx, struct net_peer *np)
 	int cpu = cross ? osm_other_cpu(ctx->cpu) : ctx->cpu;
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
 	if (cpu < 0)
-		return osm_fail(ctx, OSM_SKIP,
-				"placement=cross_cpu (the default) needs a second CPU: the probe may use only CPU %d "
-				"here; give --param placement=same_cpu to run the peer on it", ctx->cpu);
+		return osm_skip_one_cpu(ctx, "placement=cross_cpu", "--param placement=same_cpu");
 	if (loopback_usable(np->family, err, sizeof(err)))
 		return osm_fail(ctx, OSM_SKIP, "family=%s: no %s loopback address here (%s: %s)",
 				net_families[np->family == AF_INET6], net_family_name(np->family),

@@ -3,6 +3,7 @@
  * without a CPU move first. What is timed and the traps avoided: task.c,
  * docs/methods/task.md. */
 #include "task.h"
+#include "mem.h" /* osm_thp_check: thp=1 skips as the mem family does */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -345,7 +346,7 @@ static int fork_resolve_cpus(struct osm_ctx *ctx, struct fork_state *s, int64_t 
 		} else {
 			s->partner[0] = osm_other_cpu(ctx->cpu);
 			if (s->partner[0] < 0)
-				return osm_fail(ctx, OSM_SKIP, "migrate=1 needs a second CPU to move to");
+				return osm_skip_one_cpu(ctx, "migrate=1", "--param migrate=0");
 		}
 	}
 	return OSM_OK;
@@ -354,18 +355,8 @@ static int fork_resolve_cpus(struct osm_ctx *ctx, struct fork_state *s, int64_t 
 /* thp=1 needs transparent huge pages; drop_caches needs root and the knob. */
 static int fork_check_knobs(struct osm_ctx *ctx, struct fork_state *s)
 {
-	if (s->thp && s->touched_mib > 0) {
-		FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-		char buf[128] = "";
-		if (f) {
-			if (!fgets(buf, sizeof(buf), f))
-				buf[0] = 0;
-			fclose(f);
-		}
-		if (strstr(buf, "[never]"))
-			return osm_fail(ctx, OSM_SKIP, "thp=1: transparent huge pages are disabled "
-					"(/sys/kernel/mm/transparent_hugepage/enabled is never)");
-	}
+	if (s->thp && s->touched_mib > 0 && osm_thp_check(ctx, NULL, 0) != OSM_OK)
+		return OSM_SKIP;
 	if (s->drop_caches) {
 		if (geteuid() != 0)
 			return osm_fail(ctx, OSM_SKIP, "needs root: cannot drop the page cache (drop_caches=%lld)",

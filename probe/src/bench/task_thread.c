@@ -50,7 +50,7 @@ int task_thread_setup(struct osm_ctx *ctx)
 		if (other < 0) {
 			free(s);
 			ctx->priv = NULL;
-			return osm_fail(ctx, OSM_SKIP, "placement=cross_cpu needs a second CPU");
+			return osm_skip_one_cpu(ctx, "placement=cross_cpu", "--param placement=same_cpu");
 		}
 		cpu_set_t set;
 		CPU_ZERO(&set);
