@@ -37,6 +37,7 @@ from .stats import CI_LEVEL, FloatArray, Summary, as_samples, summary
 
 UNSTABLE_SPREAD = 0.05  # the compare noise threshold: docs/statistics.md
 UNSTABLE = "unstable"
+BIMODAL = "bimodal"  # the pooled samples have two modes (modes.two_modes; the summary holds them)
 
 
 @dataclass(frozen=True)
@@ -173,4 +174,6 @@ def pool(samples: Sequence[FloatArray], reps: Sequence[Repetition], higher_is_be
         flags.append(UNSTABLE)
     if any(r.status != "ok" for r in reps):
         flags.append("repetition-failed")
+    if pooled.bimodal:
+        flags.append(BIMODAL)
     return Pooled(pooled, sp, tuple(flags))

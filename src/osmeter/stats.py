@@ -16,6 +16,9 @@ reasoning is in docs/statistics.md):
   resamples from a fixed seed, so the same samples give the same interval on
   every machine and every run. bootstrap_median_ci is the iid interval;
 * outliers: samples outside Tukey's fences [q1 - 1.5 IQR, q3 + 1.5 IQR];
+* p25, p75: the quartiles (numpy.percentile); the spread people read is
+  the interquartile range relative to the median, iqr_ratio;
+* mode_low, mode_high: two modes (modes.two_modes), NaN for one;
 * lebench_kbest: LEBench's k-best as LEBench's calc_k_closest computes it
   (the stable minimum; the stable maximum for rates), see lebench_kbest().
 
@@ -32,6 +35,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from .modes import two_modes
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261122
@@ -78,6 +83,14 @@ class Summary:
     outliers: int  # outside Tukey's 1.5 IQR fences
     lebench_kbest: float  # LEBench's k-best: stable minimum, or stable maximum for rates
     kbest_stable: bool  # whether lebench_kbest completed its run of 5
+    p25: float = math.nan  # the quartiles: NaN in a light read (the store's figures) only
+    p75: float = math.nan
+    mode_low: float = math.nan  # two modes (modes.two_modes): NaN for one
+    mode_high: float = math.nan
+
+    @property
+    def bimodal(self) -> bool:
+        return not math.isnan(self.mode_high)
 
 
 def as_samples(samples: Sequence[float] | FloatArray) -> FloatArray:
@@ -408,6 +421,20 @@ def tukey_outliers(samples: Sequence[float] | FloatArray, k: float = TUKEY_K) ->
 # --- LEBench's k-best and the direction of "best" -------------------------
 
 
+def iqr_ratio(s: Summary) -> float:
+    """The spread people read: the interquartile range over the median (a
+    fraction; NaN when unknown). Robust: a few interrupted samples move it
+    little, unlike the coefficient of variation (docs/statistics.md)."""
+    if math.isnan(s.p25) or math.isnan(s.p75) or s.median == 0:
+        return math.nan
+    return (s.p75 - s.p25) / abs(s.median)
+
+
+def tail_ratio(s: Summary) -> float:
+    """The tail beside it: the 99th percentile over the median (NaN when unknown)."""
+    return s.p99 / s.median if s.median else math.nan
+
+
 def higher_is_better(unit: str | None) -> bool:
     """Rates (bytes_per_s, ops_per_s ...) are better when larger; times and counts when smaller."""
     return bool(unit) and str(unit).endswith("_per_s")
@@ -505,9 +532,10 @@ def summary(samples: Sequence[float] | FloatArray, higher_is_better: bool = Fals
     lebench_kbest a stable maximum instead of a stable minimum; nothing else
     depends on the direction."""
     x = as_samples(samples)
-    p1, p5, p50, p95, p99, p999 = np.percentile(x, [1, 5, 50, 95, 99, 99.9])
+    p1, p5, p25, p50, p75, p95, p99, p999 = np.percentile(x, [1, 5, 25, 50, 75, 95, 99, 99.9])
     ci_low, ci_high = median_ci(x, median=float(p50))
     kbest = lebench_kbest(x, higher_is_better=higher_is_better)
+    modes = two_modes(x)
     return Summary(
         n=int(x.size),
         min=float(x.min()),
@@ -527,4 +555,8 @@ def summary(samples: Sequence[float] | FloatArray, higher_is_better: bool = Fals
         outliers=tukey_outliers(x),
         lebench_kbest=kbest.value,
         kbest_stable=kbest.stable,
+        p25=float(p25),
+        p75=float(p75),
+        mode_low=modes.low if modes is not None else math.nan,
+        mode_high=modes.high if modes is not None else math.nan,
     )

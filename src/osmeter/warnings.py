@@ -6,9 +6,17 @@ the advice. Result warnings name the benchmark instances they concern;
 
 | code | when |
 | --- | --- |
-| high-cv | coefficient of variation above 5 % |
+| unstable | the repetitions' medians disagree by more than 5 % (the flag `unstable`) |
+| precision-unmet | sampling stopped before the median reached its target precision (the flag) |
+| bimodal | the samples have two modes (the flag `bimodal`; both named) |
 | few-samples | fewer than 10 samples |
-| outliers | more than 5 % of the samples outside Tukey's fences |
+
+The result warnings fire on what changes what a figure means, not on every
+heavy tail: a few interrupted samples make the coefficient of variation
+hundreds of per cent while the median and its interval stay put (issue 28;
+osmeter 0.2 warned `high-cv` and `outliers` for them, on every instance of
+a quick run). The spread shown is robust (IQR / median) and the tail is a
+column of its own (p99 / median).
 | clock | x86-64 without the TSC, or aarch64 without cntvct_el0 |
 | cpu-governor | a frequency governor other than `performance` |
 | virtualized | the machine is a virtual machine |
@@ -20,15 +28,15 @@ the advice. Result warnings name the benchmark instances they concern;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from .fmt import fmt_quantity
 from .model import BenchResult, RunInfo
 from .records import describe_instance
+from .repeats import BIMODAL, UNSTABLE
 from .sysinfo import KEY_ARCH, KEY_GOVERNOR, KEY_VIRTUALIZATION, format_value
 
-HIGH_CV = 0.05
 FEW_SAMPLES = 10
-OUTLIER_FRACTION = 0.05
 MAX_NAMED = 5  # instances named per warning before "and N more"
 
 _X86 = ("x86_64", "amd64")
@@ -55,19 +63,30 @@ def _named(items: Sequence[str]) -> str:
     return shown + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
 
 
+def _flagged(ok: Sequence[BenchResult], flag: str, said: Callable[[BenchResult], str]) -> list[str]:
+    return [f"{_instance(r)} ({said(r)})" if said(r) else _instance(r) for r in ok if flag in r.flags]
+
+
 def result_warnings(results: Sequence[BenchResult]) -> list[CodedWarning]:
     ok = [r for r in results if r.summary is not None]
     out = []
-    noisy = [f"{_instance(r)} ({r.summary.cv:.0%})" for r in ok if r.summary and r.summary.cv > HIGH_CV]
-    if noisy:
-        out.append(
-            CodedWarning(
-                "high-cv",
-                f"coefficient of variation above {HIGH_CV:.0%} for {_named(noisy)}",
-                "Something else competed for the machine: close other programs, pin with --cpu, "
-                "try --fifo 50 (root) and --mlock, or raise --min-time",
-            )
-        )
+    checks = (
+        (UNSTABLE, lambda r: f"{r.spread:.0%}" if r.spread == r.spread else "",
+         "the repetitions' medians (fresh probe processes) disagree by more than 5 %",
+         "The figure moved between processes: close other programs, pin to an idle CPU with --cpu, "
+         "and run again with more --repeat"),
+        ("precision-unmet", lambda r: "",
+         "sampling stopped before the median reached its target precision",
+         "The interval is wider than asked: raise --max-time (or --max-samples), or quiet the machine"),
+        (BIMODAL, lambda r: _modes(r),
+         "the samples have two modes",
+         "The median is one path of two, or between: see the distribution (osmeter plot) and what could "
+         "switch (placement, a cache, THP, frequency) before quoting one figure"),
+    )
+    for flag, said, seen, advice in checks:
+        named = _flagged(ok, flag, said)
+        if named:
+            out.append(CodedWarning(flag, f"{seen} for {_named(named)}", advice))
     few = [f"{_instance(r)} (n={r.summary.n})" for r in ok if r.summary and r.summary.n < FEW_SAMPLES]
     if few:
         out.append(
@@ -77,21 +96,14 @@ def result_warnings(results: Sequence[BenchResult]) -> list[CodedWarning]:
                 "The statistics are rough: raise --min-samples or --max-time",
             )
         )
-    spiky = [
-        f"{_instance(r)} ({r.summary.outliers} of {r.summary.n})"
-        for r in ok
-        if r.summary and r.summary.outliers > OUTLIER_FRACTION * r.summary.n
-    ]
-    if spiky:
-        out.append(
-            CodedWarning(
-                "outliers",
-                f"more than {OUTLIER_FRACTION:.0%} of the samples are outliers for {_named(spiky)}",
-                "Interrupts or other tasks hit the measurement: compare median and lebench_kbest, "
-                "pin to an isolated CPU with --cpu, or use --fifo (root)",
-            )
-        )
     return out
+
+
+def _modes(r: BenchResult) -> str:
+    s = r.summary
+    if s is None or not s.bimodal:
+        return ""
+    return f"{fmt_quantity(s.mode_low, r.unit, 3)} and {fmt_quantity(s.mode_high, r.unit, 3)}"
 
 
 def _arch(run: RunInfo) -> str | None:

@@ -36,6 +36,11 @@ def test_summary_matches_numpy_and_scipy(name: str) -> None:
     expected = np.percentile(x, [1, 5, 95, 99, 99.9])
     assert [s.p1, s.p5, s.p95, s.p99, s.p999] == pytest.approx(list(expected), rel=1e-12)
     assert s.ci_low <= s.median <= s.ci_high
+    q1, q3 = sps.iqr(x, rng=(25, 75)), np.percentile(x, [25, 75])
+    assert [s.p25, s.p75] == pytest.approx(list(q3), rel=1e-12)
+    if s.median:
+        assert stats.iqr_ratio(s) == pytest.approx(q1 / np.median(x), rel=1e-9)
+        assert stats.tail_ratio(s) == pytest.approx(np.percentile(x, 99) / np.median(x), rel=1e-12)
 
 
 def test_trimmed_mean_cuts_whole_samples_like_scipy() -> None:

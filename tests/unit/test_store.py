@@ -125,7 +125,7 @@ def test_migrations_are_recorded(store_at: StoreAt) -> None:
     open_store(store_at.location, create=True).close()
     versions = store_at.rows("SELECT version, name FROM schema_migrations ORDER BY version")
     assert versions == [(m.version, m.name) for m in migrations()] + [(7, "fleet"), (8, "fleet_host_unique"),
-                        (9, "results_run_status")]
+                        (9, "results_run_status"), (10, "quartiles_modes")]
     assert versions[0] == (1, "initial") and len(versions) == head_version()
     assert store_at.rows("SELECT version_num FROM alembic_version") == [(str(head_version()).zfill(4),)]
     open_store(store_at.location, create=True).close()  # reopening applies nothing twice

@@ -21,7 +21,8 @@ from typing import Iterable, Sequence
 
 from .. import textsafe
 from ..model import BenchResult
-from ..repeats import UNSTABLE, UNSTABLE_SPREAD
+from ..fmt import scale_of
+from ..repeats import BIMODAL, UNSTABLE, UNSTABLE_SPREAD
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,13 @@ FLAGS: tuple[Flag, ...] = (
         f"the repetitions' medians (fresh probe processes) differ by more than {UNSTABLE_SPREAD:.0%} "
         "(the % shown: largest / smallest - 1), more than a change compare would call significant",
         "close other programs, pin to an idle CPU with --cpu, and run again with more --repeat",
+    ),
+    Flag(
+        BIMODAL,
+        "the samples have two modes (the two values shown; docs/statistics.md, \"Two modes\"): the machine "
+        "took one of two paths from one sample to the next, so the median is one of them or between",
+        "look at the distribution (osmeter plot), and at what could switch (CPU placement, a cache, THP, "
+        "frequency) before quoting one figure",
     ),
     Flag(
         "repetition-failed",
@@ -83,12 +91,24 @@ def ordered(flags: Iterable[str]) -> list[str]:
     return sorted(unique, key=lambda f: ORDER.get(f, len(ORDER)))
 
 
+def modes_text(r: BenchResult) -> str:
+    """`1.6/1.9 µs`: a bimodal result's two modes in one step ('' without)."""
+    s = r.summary
+    if s is None or not s.bimodal:
+        return ""
+    scale = scale_of(s.mode_high, r.unit)
+    low, high = scale.number(s.mode_low, 2), scale.number(s.mode_high, 2)
+    if low == high:
+        low, high = scale.number(s.mode_low, 3), scale.number(s.mode_high, 3)
+    return f"{low}/{high} {scale.suffix}".rstrip()
+
+
 def flag_words(r: BenchResult) -> list[str]:
-    """The result's flags for a table cell: `unstable 13%` carries its spread."""
+    """The result's flags for a table cell: `unstable 13%` carries its spread, `bimodal 1.6/1.9 µs` its modes."""
     words = []
     for f in ordered(r.flags):
-        spread = spread_text(r.spread) if f == UNSTABLE else ""
-        words.append(f"{f} {spread}" if spread else textsafe.clip(f))
+        said = spread_text(r.spread) if f == UNSTABLE else modes_text(r) if f == BIMODAL else ""
+        words.append(f"{f} {said}" if said else textsafe.clip(f))
     return words
 
 

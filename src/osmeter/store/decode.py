@@ -330,7 +330,8 @@ def run(row: sqlite3.Row, shared: dict[str, Any] | None = None) -> RunInfo:
 # --- results -------------------------------------------------------------
 
 
-_REAL_STATS = tuple(c for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS)
+_MODES = ("mode_low", "mode_high")  # NULL for most results (one mode): read apart from the quick path of the rest
+_REAL_STATS = tuple(c for c in SUMMARY_COLUMNS if c not in _INTEGER_STATS and c not in _MODES)
 _FLOAT_ONLY = {float}
 _get_reals = itemgetter(*_REAL_STATS)
 
@@ -347,6 +348,8 @@ def _reals(row: sqlite3.Row, columns: tuple[str, ...], get: Any) -> dict[str, An
 
 def _summary(row: sqlite3.Row) -> Summary:
     values = _reals(row, _REAL_STATS, _get_reals)
+    for c in _MODES:
+        values[c] = real(row, c)
     values["n"] = integer(row, "n", minimum=1)
     values["outliers"] = integer(row, "outliers", minimum=0, maximum=values["n"])
     values["kbest_stable"] = bool(integer(row, "kbest_stable", minimum=0, maximum=1))

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # The revisions in alembic/versions/, oldest first (test_store_backends checks
 # them against Alembic's own reading of that directory). Opening a current
 # store needs only these; Alembic itself is imported when a store must move.
-REVISIONS = ("0006", "0007", "0008", "0009")
+REVISIONS = ("0006", "0007", "0008", "0009", "0010")
 HEAD = REVISIONS[-1]
 
 _LEGACY_NAME = re.compile(r"^(\d{4})_(\w+)\.sql$")
