@@ -170,3 +170,46 @@ def test_recover_skips_live_probes_and_other_files(tmp_path):
     assert recover(tmp_path) == []
     assert (tmp_path / "notes.txt").exists()
     assert recover(tmp_path / "absent") == []
+
+
+def _text_fits(svg: str) -> list[str]:
+    """Every header and note text of a flame graph, checked to lie inside the
+    SVG's width at the writer's estimate of a monospace character (EM per px
+    of font size): centred ones on both sides, left-anchored ones on the right."""
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    width = float(root.get("width"))
+    font = float(root.get("font-size"))
+    shown = []
+    for t in root.findall(f"{ns}text"):  # the header and the notes: the frames' own are inside their <g>
+        if t.get("id") in ("details", "matched") or not (t.text or "").strip():
+            continue
+        size = float(t.get("font-size", font))
+        w = len(t.text) * flamegraph.EM * size
+        x = float(t.get("x"))
+        left, right = (x - w / 2, x + w / 2) if t.get("text-anchor") == "middle" else (x, x + w)
+        assert left >= 0 and right <= width, f"{t.text!r} runs off the graph: {left:.0f}..{right:.0f} of {width:.0f}"
+        shown.append(t.text)
+    return shown
+
+
+def test_a_long_title_and_subtitle_are_wrapped_inside_the_graph():
+    """A profile's subtitle (two lines of `describe`, ~200 characters) was one
+    centred line cut at both edges; now each line fits, the frames move down
+    under it, and no word is lost."""
+    subtitle = ("syscall.open_close path=/very/long/directory/name/for/the/benchmark: sample profile, event "
+                "cpu-clock, 123456 samples in 4321 distinct stacks;   timed region sampled for 2.00 s over 30 "
+                "batches (1234567 operations), and a note that goes on for a while longer than that")
+    title = "task.fork concurrency=1 drop_caches=0 migrate=0 thp=0 touched_mib=1024 vmas=100000 " * 2
+    short = flamegraph.flamegraph_svg(stacks(), "t", "samples", subtitle="s")
+    for svg in (flamegraph.flamegraph_svg(stacks(), title, "samples", subtitle=subtitle),
+                flamegraph.diff_flamegraph_svg(stacks(), stacks(), title, subtitle=subtitle)):
+        shown = " ".join(_text_fits(svg))
+        assert all(word in shown for word in (title + subtitle).split()), shown
+        root = ET.fromstring(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        rects = [float(g.find(f"{ns}rect").get("y")) for g in root.iter(f"{ns}g") if g.get("class") == "f"]
+        heads = [float(t.get("y")) for t in root.iter(f"{ns}text") if t.get("text-anchor") == "middle"]
+        assert len(heads) == 4 and min(rects) > max(heads) + 10  # the frames start under the last line
+    assert float(ET.fromstring(svg).get("height")) > float(ET.fromstring(short).get("height"))
+    _text_fits(short)

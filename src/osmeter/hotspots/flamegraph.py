@@ -23,11 +23,17 @@ from .folded import DEPTH_SHOWN, Stacks, display_name, is_kernel
 
 WIDTH = 1200
 FRAME_H = 17
-TOP = 56  # title, subtitle, controls
+TOP = 56  # title, subtitle, controls (each line of a wrapped title or subtitle adds LINE_H)
 BOTTOM = 36  # the details line and notes
 MIN_PX = 0.5  # frames narrower than this are not drawn (about 0.04 % of the width)
 FONT = 12
 CHAR_W = 7.0  # approximate width of a character of the 12 px monospace font
+# The header's and the notes' text is wrapped to the width at a wider guess:
+# a monospace font's advance is 0.60 em (DejaVu Sans Mono 0.602, Courier and
+# Liberation Mono 0.600); the spare is for a browser's fallback font.
+EM = 0.62
+TITLE_FONT = 16
+LINE_H = 16  # px between lines of the header
 
 
 @dataclass(slots=True)
@@ -198,7 +204,51 @@ SCRIPT = r"""
 """
 
 
-def _header(title: str, subtitle: str | None, height: int) -> list[str]:
+def wrap_px(text: str, font_px: float, width: float = WIDTH) -> list[str]:
+    """`text` broken at spaces into lines no wider than `width` px when drawn
+    at `font_px` in a monospace font (EM per character); a word longer than
+    a line is cut. Runs of whitespace become one space."""
+    chars = max(8, int(width / (EM * font_px)))
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        while len(word) > chars:
+            if current:
+                lines.append(current)
+                current = ""
+            lines.append(word[:chars])
+            word = word[chars:]
+        if current and len(current) + 1 + len(word) > chars:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current or not lines:
+        lines.append(current)
+    return lines
+
+
+def _header(title: str, subtitle: str | None) -> tuple[list[str], int]:
+    """The title's and subtitle's lines and the controls, each line fitting
+    the width, and where the frames start under them (TOP for one line of
+    each)."""
+    middle = (WIDTH + 20) / 2
+    titles = wrap_px(title, TITLE_FONT)
+    subtitles = wrap_px(subtitle, FONT) if subtitle and subtitle.strip() else []
+    extra = LINE_H * (len(titles) - 1 + max(len(subtitles), 1) - 1)
+    lines = [f'<text x="{middle}" y="{20 + LINE_H * i}" text-anchor="middle" font-size="{TITLE_FONT}">'
+             f"{_xml(t)}</text>" for i, t in enumerate(titles)]
+    y = 20 + LINE_H * len(titles)
+    lines += [f'<text x="{middle}" y="{y + LINE_H * i}" text-anchor="middle" fill="#555">{_xml(t)}</text>'
+              for i, t in enumerate(subtitles)]
+    controls = TOP - 6 + extra
+    lines += [f'<text id="reset" class="b" x="10" y="{controls}">Reset zoom</text>',
+              f'<text id="search" class="b" x="{WIDTH - 60}" y="{controls}">Search</text>',
+              f'<text id="matched" x="{WIDTH - 200}" y="{controls}"> </text>']
+    return lines, TOP + extra
+
+
+def _svg_open(height: int) -> list[str]:
     return [
         '<?xml version="1.0" encoding="UTF-8" standalone="no"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH + 20}" height="{height}" '
@@ -207,11 +257,6 @@ def _header(title: str, subtitle: str | None, height: int) -> list[str]:
         "text.b { cursor: pointer; fill: #2040a0; } text { pointer-events: none; } "
         "text.b { pointer-events: auto; }</style>",
         f'<rect x="0" y="0" width="{WIDTH + 20}" height="{height}" fill="#fdfdf5"/>',
-        f'<text x="{(WIDTH + 20) / 2}" y="20" text-anchor="middle" font-size="16">{_xml(title)}</text>',
-        f'<text x="{(WIDTH + 20) / 2}" y="36" text-anchor="middle" fill="#555">{_xml(subtitle or "")}</text>',
-        '<text id="reset" class="b" x="10" y="50">Reset zoom</text>',
-        f'<text id="search" class="b" x="{WIDTH - 60}" y="50">Search</text>',
-        f'<text id="matched" x="{WIDTH - 200}" y="50"> </text>',
     ]
 
 
@@ -238,11 +283,12 @@ def _layout(root: Node) -> tuple[list[tuple[Node, float, int]], int]:
     return drawn, depth_max
 
 
-def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, str], str]) -> tuple[list[str], int]:
-    """The drawn frames as SVG groups, and the depth they reach."""
+def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, str], str],
+            top: int = TOP) -> tuple[list[str], int]:
+    """The drawn frames as SVG groups (the flame's top at `top`), and the depth they reach."""
     scale = WIDTH / (root.total or 1)
     drawn, depth_max = _layout(root)
-    base = TOP + depth_max * FRAME_H  # the root's row: the bottom of the flame
+    base = top + depth_max * FRAME_H  # the root's row: the bottom of the flame
     out: list[str] = []
     for node, x, d in drawn:
         w = node.total * scale
@@ -266,15 +312,21 @@ def _depth_note(*profiles: Stacks) -> list[str]:
             "the widths and the folded file count them whole."]
 
 
-def _assemble(title: str, subtitle: str | None, frames: list[str], depth_max: int, total: int, unit: str,
-              notes: list[str]) -> str:
-    height = TOP + (depth_max + 1) * FRAME_H + BOTTOM + FRAME_H * len(notes)
-    foot = TOP + (depth_max + 1) * FRAME_H + 14
-    lines = _header(title, subtitle, height) + frames
+def _assemble(title: str, subtitle: str | None, root: Node, frames_of: Callable[[int], tuple[list[str], int]],
+              unit: str, notes: list[str]) -> str:
+    """The whole file: the header, the frames (`frames_of(top)`: drawn from
+    `top` down, under the header as tall as the wrapped title and subtitle),
+    the details line and the notes, wrapped to the width."""
+    header, top = _header(title, subtitle)
+    frames, depth_max = frames_of(top)
+    note_lines = [line for note in notes for line in wrap_px(note, FONT)]
+    height = top + (depth_max + 1) * FRAME_H + BOTTOM + FRAME_H * len(note_lines)
+    foot = top + (depth_max + 1) * FRAME_H + 14
+    lines = _svg_open(height) + header + frames
     lines.append(f'<text id="details" x="10" y="{foot}"> </text>')
-    for i, note in enumerate(notes):
+    for i, note in enumerate(note_lines):
         lines.append(f'<text x="10" y="{foot + (i + 1) * FRAME_H}" fill="#555">{_xml(note)}</text>')
-    script = SCRIPT % {"width": WIDTH, "char_w": CHAR_W, "total": total,
+    script = SCRIPT % {"width": WIDTH, "char_w": CHAR_W, "total": root.total,
                        "unit": "samples" if unit == "samples" else "ns"}
     lines.append(f"<script><![CDATA[{script}]]></script>")
     lines.append("</svg>")
@@ -289,10 +341,10 @@ def flamegraph_svg(stacks: Stacks, title: str, weight_unit: str, subtitle: str |
         return (f"{name}: {_fmt(node.total, weight_unit)} ({100 * node.total / total:.2f}% of all), "
                 f"self {_fmt(node.self_weight, weight_unit)} ({100 * node.self_weight / total:.2f}%)")
 
-    frames, depth = _frames(root, lambda n: _colour(n.name), tip)
     notes = [f"{_fmt(root.total, weight_unit)} in all; frames under {100 * MIN_PX / WIDTH:.2f}% of the width "
              "are not drawn. Click a frame to zoom; Search (or Ctrl-F) highlights matches."] + _depth_note(stacks)
-    return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)
+    return _assemble(title, subtitle, root, lambda top: _frames(root, lambda n: _colour(n.name), tip, top),
+                     weight_unit, notes)
 
 
 def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "samples",
@@ -312,10 +364,10 @@ def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "sa
                 f"-> {100 * n.self_weight / nb:.2f}% ({n.a_self:,} -> {n.self_weight:,}), change of self share "
                 f"{100 * change(n):+.2f} pp")
 
-    frames, depth = _frames(root, lambda n: _diff_colour(change(n), largest), tip)
     gone = sorted(only_a.values(), key=lambda e: -e[0])[:5]
     notes = [f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from A "
              f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."] + _depth_note(a, b)
     notes += [f"only in A: {'...;' if more else ''}{';'.join(display_name(f) for f in tail)} "
               f"({100 * w / na:.2f}% of A)" for w, tail, more in gone]
-    return _assemble(title, subtitle, frames, depth, root.total, weight_unit, notes)
+    return _assemble(title, subtitle, root,
+                     lambda top: _frames(root, lambda n: _diff_colour(change(n), largest), tip, top), weight_unit, notes)
