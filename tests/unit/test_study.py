@@ -101,3 +101,20 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_study(cli, store
         assert r.code == EXIT_USAGE and f"{blocker}: it is a directory" in r.err, r.err
         assert not marker.exists() and not store_path.exists()
         (out / blocker).rmdir()
+
+
+def test_the_latency_axis_says_what_task_fork_times() -> None:
+    """task.fork stops its clock when fork() returns in the parent; the
+    axis said "fork + exit + wait" (task.fork_exit's region)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from osmeter.report.figures.task import figures
+
+    results = tuple(_result(i, mib, 1, 0, [1e5 * mib, 1.1e5 * mib, 1.2e5 * mib], None)
+                    for i, mib in enumerate((1, 8, 64)))
+    data = RunData(run=None, results=results, samples=lambda r: None)  # type: ignore[arg-type]
+    named = figures(data)[0]
+    FigureCanvasAgg(named.figure).draw()
+    label = named.figure.axes[0].get_ylabel()
+    assert label.startswith("fork() until it returns in the parent (")
+    assert "exit" not in label and "wait" not in label
