@@ -31,7 +31,9 @@ class Benchmark:
     requires: tuple[str, ...]
     suites: tuple[str, ...]
     params: tuple[Param, ...]
-    sweep: tuple[dict[str, Any], ...]
+    sweep: tuple[dict[str, Any], ...]  # the parameter sets a suite runs; () = the defaults
+    sweep_full: tuple[dict[str, Any], ...] = ()  # the full suite's sets (older probes: none, read as `sweep`)
+    hidden: bool = False  # a test benchmark, listed only by `list --all`, in no suite
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,10 @@ def _benchmark(b: Any, i: int) -> Benchmark:
             raise ProbeError(f"list: {where}.{key} must be a string")
     params = b.get("params", [])
     sweep = b.get("sweep", [])
-    if not isinstance(params, list) or not isinstance(sweep, list) or not all(isinstance(s, dict) for s in sweep):
-        raise ProbeError(f"list: {where}.params and .sweep must be arrays")
+    sweep_full = b.get("sweep_full", [])
+    for s in (sweep, sweep_full):
+        if not isinstance(params, list) or not isinstance(s, list) or not all(isinstance(x, dict) for x in s):
+            raise ProbeError(f"list: {where}.params, .sweep and .sweep_full must be arrays")
     return Benchmark(
         name=b["name"],
         family=b["family"],
@@ -91,6 +95,8 @@ def _benchmark(b: Any, i: int) -> Benchmark:
         suites=_strings(b.get("suites", []), f"{where}.suites"),
         params=tuple(_param(p, f"{where}.params[{j}]") for j, p in enumerate(params)),
         sweep=tuple(sweep),
+        sweep_full=tuple(sweep_full),
+        hidden=b.get("hidden") is True,
     )
 
 
@@ -137,7 +143,8 @@ def parse_catalog(doc: Mapping[str, Any]) -> Catalog:
     )
 
 
-def probe_catalog(probe: Path) -> tuple[Catalog, dict[str, Any]]:
-    """Ask the probe; returns the parsed catalogue and the document as printed."""
-    doc = run_document(probe, ["list", "--json"])
+def probe_catalog(probe: Path, hidden: bool = False) -> tuple[Catalog, dict[str, Any]]:
+    """Ask the probe; returns the parsed catalogue and the document as printed.
+    With `hidden`, the hidden test benchmarks too (`list --json --all`)."""
+    doc = run_document(probe, ["list", "--json", *(["--all"] if hidden else [])])
     return parse_catalog(doc), doc
