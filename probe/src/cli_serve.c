@@ -9,15 +9,17 @@
 #include "peer.h"
 
 
-enum { O_LISTEN, O_TOKEN, O_TOKEN_FILE, O_MAX_SESSIONS, O_SESSION_TIME, O_SESSION_BYTES, O_QUIET, N_OPTS };
+/* The options with a value first, the flags (no value) from O_QUIET on. */
+enum { O_LISTEN, O_TOKEN, O_TOKEN_FILE, O_MAX_SESSIONS, O_SESSION_TIME, O_SESSION_BYTES, O_QUIET, O_VERBOSE, N_OPTS };
 
 static const char *const names[N_OPTS] = {"listen",	  "token",	   "token-file", "max-sessions",
-					  "session-time", "session-bytes", "quiet"};
+					  "session-time", "session-bytes", "quiet",	 "verbose"};
 
 void osm_cli_serve_usage(FILE *f)
 {
 	fprintf(f, "usage: osmeter-probe serve [--listen ADDR[:PORT]] [--token T | --token-file F]\n"
-		   "                           [--max-sessions N] [--session-time S] [--session-bytes B] [--quiet]\n");
+		   "                           [--max-sessions N] [--session-time S] [--session-bytes B]\n"
+		   "                           [-v | --verbose | --quiet]\n");
 }
 
 static int take_token(struct osm_peer_config *cfg, const char *t, const char *from, char *err, size_t errlen)
@@ -66,6 +68,8 @@ static int set_value(struct osm_peer_config *cfg, int o, const char *v, char *er
 static int which(const char *a, const char **inline_v)
 {
 	*inline_v = NULL;
+	if (!strcmp(a, "-v"))
+		return O_VERBOSE;
 	if (strncmp(a, "--", 2))
 		return -1;
 	for (int o = 0; o < N_OPTS; o++) {
@@ -86,15 +90,15 @@ static int parse_args(int argc, char **argv, const char **val, char *err, size_t
 		int o = which(argv[k], &v);
 		if (o < 0) {
 			snprintf(err, errlen, "serve: unknown argument '%s'; allowed: --listen, --token, --token-file, "
-				 "--max-sessions, --session-time, --session-bytes, --quiet",
+				 "--max-sessions, --session-time, --session-bytes, -v/--verbose, --quiet",
 				 osm_shorten(argv[k], sh, sizeof(sh)));
 			return -1;
 		}
-		if (o == O_QUIET && v) {
-			snprintf(err, errlen, "--quiet takes no value");
+		if (o >= O_QUIET && v) {
+			snprintf(err, errlen, "--%s takes no value", names[o]);
 			return -1;
 		}
-		if (o != O_QUIET && !v) {
+		if (o < O_QUIET && !v) {
 			if (k + 1 == argc) {
 				snprintf(err, errlen, "--%s needs a value", names[o]);
 				return -1;
@@ -105,10 +109,14 @@ static int parse_args(int argc, char **argv, const char **val, char *err, size_t
 			snprintf(err, errlen, "--%s given twice; give it once", names[o]);
 			return -1;
 		}
-		val[o] = o == O_QUIET ? "" : v;
+		val[o] = o >= O_QUIET ? "" : v;
 	}
 	if (val[O_TOKEN] && val[O_TOKEN_FILE]) {
 		snprintf(err, errlen, "--token and --token-file: give one of them");
+		return -1;
+	}
+	if (val[O_QUIET] && val[O_VERBOSE]) {
+		snprintf(err, errlen, "--quiet and --verbose: give one of them");
 		return -1;
 	}
 	return 0;
@@ -127,7 +135,9 @@ int osm_cli_parse_serve(int argc, char **argv, struct osm_peer_config *cfg, char
 	for (int o = 0; o < O_QUIET; o++)
 		if (val[o] && set_value(cfg, o, val[o], err, errlen))
 			return -1;
-	cfg->quiet = val[O_QUIET] != NULL;
+	/* --quiet is the default since -v came: the listening line (it names a
+	 * port the kernel chose) and problems only. */
+	cfg->log = val[O_VERBOSE] ? OSM_PEER_LOG_SESSIONS : OSM_PEER_LOG_PROBLEMS;
 	if (!val[O_TOKEN] && !val[O_TOKEN_FILE] && osm_peer_token_load(NULL, cfg->token, err, errlen))
 		return -1;
 	if (!cfg->token[0] && !osm_peer_is_loopback((const struct sockaddr *)&cfg->addr)) {

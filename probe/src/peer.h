@@ -48,7 +48,16 @@ struct osm_peer_config {
 	int ready_fd;  /* >= 0: once listening, the bound port is written there as
 			* "PORT\n" and the fd closed (a failure before leaves it
 			* open); < 0: a "listening on ADDR:PORT" line on stderr */
-	int quiet;     /* 1: no log line per session on stderr */
+	int log;       /* what it says on stderr (enum osm_peer_log); a zeroed
+			* config (the probe's own peer) says nothing */
+};
+
+/* What the peer says on stderr (docs/peer.md, "What the peer says"). */
+enum osm_peer_log {
+	OSM_PEER_LOG_NONE,     /* nothing: the probe's own peer (its client side reports) */
+	OSM_PEER_LOG_PROBLEMS, /* `serve` (and --quiet): the listening line, and what went wrong: a
+				* client refused, a session ended by a limit or an error, or killed */
+	OSM_PEER_LOG_SESSIONS, /* `serve -v`: also one line per session, as it ends, and one at the stop */
 };
 
 #define OSM_PEER_TOKEN_ENV "OSMETER_PEER_TOKEN"

@@ -53,7 +53,7 @@ struct osm_peer_handoff {
 	struct osm_peer_hello hello;
 	const struct osm_peer_limits *lim;
 	const unsigned char *source;   /* OSM_PEER_SOURCE_MAX bytes of data for `source` */
-	int quiet;
+	int log;                       /* enum osm_peer_log */
 	char client[OSM_PEER_ADDR_LEN];
 };
 

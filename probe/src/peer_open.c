@@ -122,7 +122,7 @@ static void own_peer_child(pid_t parent, int wfd, int family, int cpu)
 	memset(&cfg, 0, sizeof(cfg));
 	osm_peer_default_limits(&cfg.lim);
 	cfg.ready_fd = wfd;
-	cfg.quiet = 1;
+	cfg.log = OSM_PEER_LOG_NONE; /* the benchmark's client side reports */
 	osm_peer_loopback_addr(family, &cfg.addr, &cfg.addr_len);
 	if (osm_peer_serve(&cfg, e, sizeof(e))) {
 		dprintf(wfd, "E %s\n", e);

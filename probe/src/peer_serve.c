@@ -92,7 +92,7 @@ static void drop_pending(struct server *sv, int i)
 static void refuse(struct server *sv, int i, const char *why)
 {
 	answer_err(sv->pend[i].fd, why);
-	if (!sv->cfg->quiet)
+	if (sv->cfg->log >= OSM_PEER_LOG_PROBLEMS)
 		osm_info("peer: refused %s: ERR %s", sv->pend[i].from, why);
 	drop_pending(sv, i);
 }
@@ -158,7 +158,7 @@ static void session_child(struct server *sv, int i, const struct osm_peer_hello 
 		.hello = *h,
 		.lim = &sv->cfg->lim,
 		.source = sv->source,
-		.quiet = sv->cfg->quiet,
+		.log = sv->cfg->log,
 	};
 	memcpy(s.client, p->from, sizeof(s.client));
 	osm_peer_session_run(&s);
@@ -195,7 +195,7 @@ static void reap(struct server *sv)
 				break;
 			}
 		}
-		if (!sv->cfg->quiet && WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
+		if (sv->cfg->log >= OSM_PEER_LOG_PROBLEMS && WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
 			osm_info("peer: session pid %ld died of signal %d", (long)pid, WTERMSIG(st));
 	}
 }
@@ -237,9 +237,7 @@ static void start_session(struct server *sv, int i, size_t line_len, size_t used
 		session_child(sv, i, &h, used);
 	sv->sess[sv->n_sess].pid = pid;
 	sv->sess[sv->n_sess].kill_at = osm_mono_ns() + secs_ns(sv->cfg->lim.session_s + SESSION_GRACE_S);
-	sv->n_sess++;
-	if (!sv->cfg->quiet)
-		osm_info("peer: %s session for %s (pid %ld)", osm_peer_service_name(h.service), p->from, (long)pid);
+	sv->n_sess++; /* its one line (-v, or a problem) comes from the session as it ends */
 	drop_pending(sv, i);
 }
 
@@ -459,7 +457,7 @@ int osm_peer_serve(const struct osm_peer_config *cfg, char *err, size_t errlen)
 		rc = loop(&sv, pfd);
 		if (rc)
 			snprintf(err, errlen, "poll: %s", strerror(errno));
-		else if (cfg->ready_fd < 0)
+		else if (cfg->ready_fd < 0 && cfg->log >= OSM_PEER_LOG_SESSIONS)
 			osm_info("peer: stopped (%s)", sv.where);
 	}
 	free(pfd);

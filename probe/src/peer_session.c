@@ -33,6 +33,10 @@
 static _Alignas(4096) unsigned char buf[BUF_LEN];
 static char alarm_line[256];
 static size_t alarm_len;
+/* The ends of a session that went as the client wanted; any other end is a
+ * problem, said on stderr even without -v (enum osm_peer_log). */
+static const char CLIENT_CLOSED[] = "the client closed";
+static const char CLOSED_AS_ASKED[] = "closed first, as the client asked";
 
 struct run {
 	const struct osm_peer_handoff *s;
@@ -53,7 +57,7 @@ static void on_alarm(int sig)
 
 static void arm_timer(const struct osm_peer_handoff *s)
 {
-	if (!s->quiet) {
+	if (s->log >= OSM_PEER_LOG_PROBLEMS) {
 		int n = snprintf(alarm_line, sizeof(alarm_line),
 				 "osmeter-probe: peer: %s session for %s: time limit (%g s) reached, closed\n",
 				 osm_peer_service_name(s->hello.service), s->client, s->lim->session_s);
@@ -96,7 +100,7 @@ static ssize_t recv_some(struct run *r, void *p, size_t n)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got == 0) {
-			r->end = "the client closed";
+			r->end = CLIENT_CLOSED;
 		} else {
 			snprintf(r->why, sizeof(r->why), "recv: %s", strerror(errno));
 			r->end = r->why;
@@ -120,7 +124,7 @@ static int take(struct run *r, uint64_t n)
 static void send_failed(struct run *r)
 {
 	if (errno == EPIPE || errno == ECONNRESET) {
-		r->end = "the client closed";
+		r->end = CLIENT_CLOSED;
 		return;
 	}
 	snprintf(r->why, sizeof(r->why), "send: %s", strerror(errno));
@@ -152,7 +156,7 @@ static void run_sink(struct run *r)
 			break;
 		got += (uint64_t)n;
 	}
-	if (r->end && !strcmp(r->end, "the client closed")) {
+	if (r->end == CLIENT_CLOSED) {
 		char line[64];
 		int len = snprintf(line, sizeof(line), "DONE %" PRIu64 "\n", got);
 		if (send_all(r->s->fd, line, (size_t)len))
@@ -179,7 +183,7 @@ static void run_close(struct run *r)
 		c = (unsigned char)r->s->early[0];
 	else if (recv_some(r, &c, 1) < 0)
 		return; /* EOF: the client closed first */
-	r->end = c == 'C' ? "closed first, as the client asked" : "closed (a byte other than 'C')";
+	r->end = c == 'C' ? CLOSED_AS_ASKED : "closed (a byte other than 'C')";
 }
 
 /* "OK VERSION [extra] mtu=N\n" */
@@ -321,10 +325,12 @@ void osm_peer_session_run(const struct osm_peer_handoff *s)
 		run_source(&r);
 	else
 		run_close(&r);
-	if (!s->quiet)
+	const char *end = r.end ? r.end : CLIENT_CLOSED;
+	int as_wanted = end == CLIENT_CLOSED || end == CLOSED_AS_ASKED;
+	if (s->log >= (as_wanted ? OSM_PEER_LOG_SESSIONS : OSM_PEER_LOG_PROBLEMS))
 		osm_info("peer: %s session for %s ended after %.3f s, %" PRIu64 " bytes: %s",
 			 osm_peer_service_name(s->hello.service), s->client, (double)(osm_mono_ns() - t0) / 1e9,
-			 r.bytes, r.end ? r.end : "the client closed");
+			 r.bytes, end);
 	close(s->fd);
 	_exit(0);
 }

@@ -299,7 +299,7 @@ static pid_t serve_with_token(const char *token, int *port)
 		osm_peer_parse_addr("127.0.0.1:0", 0, &cfg.addr, &cfg.addr_len, err, sizeof(err));
 		snprintf(cfg.token, sizeof(cfg.token), "%s", token);
 		cfg.ready_fd = fds[1];
-		cfg.quiet = 1;
+		cfg.log = OSM_PEER_LOG_NONE;
 		_exit(osm_peer_serve(&cfg, err, sizeof(err)) ? 1 : 0);
 	}
 	close(fds[1]);

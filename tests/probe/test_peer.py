@@ -366,11 +366,54 @@ def test_token_on_a_non_loopback_address(probe, remote, tmp_path):
         assert 576 <= mtu <= 65535
 
 
+# ---- what the peer says on stderr -----------------------------------------------
+
+# Sessions that end as their client wanted (it closed), and one refused hello.
+SESSIONS = [("echo", []), ("close", []), ("source", ["size=4096"])] * 5
+
+
+def talk(peer: Peer) -> None:
+    for service, extra in SESSIONS:
+        s, ans = hello(peer.addr, service, *extra)
+        s.close()
+        assert ans.startswith("OK "), ans
+    s, ans = hello(peer.addr, "nosuch")
+    s.close()
+    assert ans.startswith("ERR "), ans
+    assert wait_until(lambda: not peer.sessions())
+    assert peer.stop() == 0, peer.stderr()  # every line is read once it stopped
+
+
+@pytest.mark.parametrize("args", [[], ["--quiet"]])
+def test_the_peer_says_where_it_listens_then_only_problems(probe, args):
+    """By default (and with --quiet, the same) a session that went well says
+    nothing: the listening line, then the refused hello, and nothing else
+    (a net.tcp_close run opens hundreds of sessions)."""
+    with serving(probe, *args) as peer:
+        talk(peer)
+    assert len(peer.lines) == 2, peer.stderr()
+    assert "peer: listening on 127.0.0.1:" in peer.lines[0]
+    assert "peer: refused 127.0.0.1:" in peer.lines[1] and "ERR" in peer.lines[1]
+
+
+def test_verbose_says_one_line_per_session(probe):
+    """-v: one line per session, as it ends (not one as it starts and one as
+    it ends), and one when the peer stops."""
+    with serving(probe, "-v") as peer:
+        talk(peer)
+    said = [line for line in peer.lines if " session for 127.0.0.1:" in line]
+    assert len(said) == len(SESSIONS), peer.stderr()
+    assert all(" ended after " in line and line.rstrip().endswith(": the client closed") for line in said), said
+    assert sorted(line.split("peer: ")[1].split()[0] for line in said) == sorted(svc for svc, _ in SESSIONS)
+    assert "listening on" in peer.lines[0] and "refused" in peer.stderr() and "stopped" in peer.lines[-1]
+    assert len(peer.lines) == len(SESSIONS) + 3, peer.stderr()
+
+
 # ---- stopping ---------------------------------------------------------------
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_the_peer_and_leaves_no_process(probe, sig):
-    with serving(probe) as peer:
+    with serving(probe, "-v") as peer:  # -v: the peer says when it stopped
         held = [hello(peer.addr, svc, *extra)[0] for svc, extra in
                 [("echo", []), ("source", ["size=4096"]), ("udp", []), ("close", [])]]
         silent = socket.create_connection(peer.addr, timeout=10)
@@ -412,6 +455,9 @@ def test_a_killed_peer_takes_its_sessions_along(probe):
     (["--token-file", "/no/such/file"], ["token file /no/such/file", "No such file"]),
     (["--token-file", "/dev/null"], ["not a regular file"]),
     (["--quiet=1"], ["takes no value"]),
+    (["--verbose=1"], ["--verbose takes no value"]),
+    (["--quiet", "-v"], ["--quiet and --verbose: give one of them"]),
+    (["-v", "--verbose"], ["--verbose given twice"]),
     (["--max-sessions", "3", "--max-sessions", "3"], ["given twice"]),
     (["--listen"], ["needs a value"]),
     (["--lis", "127.0.0.1"], ["unknown argument '--lis'", "--listen"]),
@@ -485,6 +531,24 @@ def test_osmeter_serve_serves_and_stops_on_sigint(probe, tmp_path):
         assert "Traceback" not in peer.stderr()
     finally:
         peer.kill()
+
+
+def test_osmeter_serve_verbose_passes_on(probe):
+    """`osmeter serve -v`: the probe's serve with --verbose, a line per session;
+    -v with --quiet is refused by osmeter itself."""
+    env = {**os.environ, "OSMETER_PROBE": probe, "PYTHONPATH": str(REPO / "src")}
+    peer = Peer([sys.executable, "-m", "osmeter", "serve", "-v", "--listen", "127.0.0.1:0"], env=env)
+    try:
+        peer.wait_ready()
+        assert_serves(peer.addr)
+        assert wait_until(lambda: any(" session for " in line for line in peer.lines)), peer.stderr()
+        assert peer.stop(signal.SIGINT) == 0, peer.stderr()
+        assert [line.split("peer: ")[1].split()[0] for line in peer.lines] == ["listening", "echo", "stopped"]
+    finally:
+        peer.kill()
+    r = subprocess.run([sys.executable, "-m", "osmeter", "serve", "-v", "--quiet"], capture_output=True,
+                       text=True, timeout=20, env=env)
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr, r.stderr
 
 
 def test_osmeter_serve_passes_bad_options_on(probe):

@@ -5,6 +5,8 @@ the peer is then the very process the terminal or the service manager
 started, so Ctrl-C or SIGTERM reach it directly; it closes its sessions,
 reaps their processes and exits 0. Its exit status is osmeter's: 2 for a
 bad option (the probe names what is allowed), 3 when it cannot listen.
+On stderr: where it listens, then only problems; -v adds a line per
+session (docs/peer.md, "What the peer says").
 """
 
 from __future__ import annotations
@@ -51,7 +53,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        "visible to other users in the process list: prefer --token-file")
     token.add_argument("--token-file", metavar="F",
                        help="read the token from the first line of F (else $OSMETER_PEER_TOKEN)")
-    p.add_argument("--quiet", action="store_true", help="no log line per session on stderr")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="store_true",
+                      help="also one line per client session on stderr, as it ends (and one when the peer stops)")
+    talk.add_argument("--quiet", action="store_true",
+                      help="the default: on stderr only the line saying where it listens, and problems "
+                      "(a client refused, a session cut by a limit or an error); kept for old command lines")
     return p
 
 
@@ -61,6 +68,8 @@ def probe_argv(probe: str, args: argparse.Namespace) -> list[str]:
         value = getattr(args, option[2:].replace("-", "_"))
         if value is not None:
             argv += [option, str(value)]
+    if args.verbose:
+        argv.append("--verbose")
     if args.quiet:
         argv.append("--quiet")
     return argv
