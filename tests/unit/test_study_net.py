@@ -125,10 +125,14 @@ def test_a_token_file_that_never_ends_or_never_sends_is_refused(tmp_path, monkey
 
 
 def result(seq: int, bench: str, values: list[float], peer: str = "", **p) -> BenchResult:
+    """As the probe records it: placement cross_cpu asked, recorded as such on
+    loopback but for ICMP echo (same_cpu: the kernel answers on the sending
+    CPU), remote with a peer."""
     unit = "bytes_per_s" if bench == "net.tcp_bw" else "ns"
+    placement = "remote" if peer else "same_cpu" if bench == "net.icmp_rtt" else "cross_cpu"
     return BenchResult(seq=seq, bench=bench, params={**p, "peer": peer, "placement": "cross_cpu"}, status="ok",
                        unit=unit, summary=summary(np.asarray(values)), batch=1, extra={"path_mtu": 65536},
-                       record={"info": {"peer": peer or "127.0.0.1:1 (own peer on CPU 1)"}})
+                       record={"placement": placement, "info": {"peer": peer or "127.0.0.1:1 (own peer on CPU 1)"}})
 
 
 def study_results() -> tuple[BenchResult, ...]:
@@ -154,15 +158,19 @@ def test_table_rows() -> None:
     assert len(rows) == 2 * (9 + 3 + 4) + 1
     header = study_net.HEADER
     first = dict(zip(header, rows[0]))
-    assert first == {"part": "round trip", "benchmark": "net.tcp_rtt", "where": "loopback", "size_bytes": "1",
-                     "variant": "-", "n": "2", "min_us": "20.00", "median_us": "20.01", "mean_us": "20.01",
-                     "mbit_per_s": "-", "mb_per_s": "-", "status": "ok"}
+    assert first == {"part": "round trip", "benchmark": "net.tcp_rtt", "where": "loopback",
+                     "placement": "cross_cpu", "size_bytes": "1", "variant": "-", "n": "2", "min_us": "20.00",
+                     "median_us": "20.01", "mean_us": "20.01", "mbit_per_s": "-", "mb_per_s": "-", "status": "ok"}
     bw = dict(zip(header, rows[12]))
     assert bw["benchmark"] == "net.tcp_bw" and bw["variant"] == "send" and bw["size_bytes"] == "4096"
-    assert bw["mbit_per_s"] == "16000" and bw["mb_per_s"] == "2000" and bw["median_us"] == "-"
+    assert bw["mbit_per_s"] == "16,000" and bw["mb_per_s"] == "2000" and bw["median_us"] == "-"
+    assert dict(zip(header, rows[6]))["placement"] == "same_cpu"  # ICMP echo: the kernel answers on this CPU
     assert dict(zip(header, rows[16]))["where"] == "remote 10.254.0.2:7478"
+    assert dict(zip(header, rows[16]))["placement"] == "remote"
     assert rows[-1][-1] == "error: the peer vanished"
-    assert study_net.render_csv(rows).splitlines()[0] == ",".join(header)
+    csv_lines = study_net.render_csv(rows).splitlines()
+    assert csv_lines[0] == ",".join(header)
+    assert dict(zip(header, csv_lines[13].split(",")))["mbit_per_s"] == "16000"  # no separator in the CSV
 
 
 def test_summary_loopback_against_remote_and_ping() -> None:
@@ -177,9 +185,45 @@ def test_summary_loopback_against_remote_and_ping() -> None:
     tcp = next(line for line in text.splitlines() if line.startswith("TCP round trip"))
     assert tcp.split()[-1] == "5.00"  # (100001 + 5) / (20001 + 5) us
     pings = study_net.ping_lines(results)
-    assert pings[0] == "loopback: TCP round trip of 1 B is 2.50 x ping's (20.01 against 8.006 us)"
+    assert pings[0] == ("loopback: TCP round trip of 1 B, cross CPU: 20.01 us, 2.50 x ping's 8.006 us (ICMP echo, "
+                        "same CPU: answered by this kernel in the sending CPU's softirq, no peer process woken)")
+    assert pings[2] == ("remote 10.254.0.2:7478: TCP round trip of 1 B: 100.0 us, 2.50 x ping's 40.01 us (ICMP "
+                        "echo answered by the remote host's kernel, no peer process)")
     assert len(pings) == 4
     assert study_net.peer_lines(results)[1] == "remote 10.254.0.2:7478: peer 10.254.0.2:7478, path mtu 65536"
+
+
+def test_every_loopback_figure_of_the_text_says_its_placement() -> None:
+    """A cross-CPU TCP round trip is never printed next to a same-CPU ping
+    without saying so: the table's placement column (in words), each
+    loopback median of the summary, each ping line."""
+    results = study_results()
+    text = study_net.render_text(results, study_net.table_rows(results), [])
+    table, summary_text = text.split("\nloopback against remote\n")
+    lines = table.splitlines()
+    at = lines[0].index("placement")
+    words = {line[at:].split("  ")[0].strip() for line in lines[2:]}
+    assert words == {"cross CPU", "same CPU", "remote host", "-"}  # "-": the error row
+    for line in lines[2:]:
+        if " net.icmp_rtt " in line and "loopback" in line:
+            assert line[at:].startswith("same CPU"), line
+        elif "loopback" in line and line.rstrip().endswith("ok"):
+            assert line[at:].startswith("cross CPU"), line
+    medians = [line for line in summary_text.splitlines()[2:] if line.strip() and " x ping's " not in line
+               and not line.startswith(("loopback:", "remote "))]
+    for line in medians:
+        loopback = line.split("  ")[0]
+        assert ", cross CPU" in line or ", same CPU" in line, (loopback, line)
+    ping_row = next(line for line in medians if line.startswith("ping (ICMP echo)"))
+    tcp_row = next(line for line in medians if line.startswith("TCP round trip"))
+    assert "us, same CPU" in ping_row and "us, cross CPU" in tcp_row
+    assert "remote host" not in summary_text.split("\n\n")[0]  # the remote column is its own placement
+
+
+def test_a_result_without_a_recorded_placement_says_so() -> None:
+    r = result(0, "net.tcp_rtt", [1e3, 1e3], size=16)
+    old = BenchResult(seq=0, bench=r.bench, params=r.params, status="ok", unit="ns", summary=r.summary, batch=1)
+    assert study_net.placed(r) == "cross CPU" and study_net.placed(old) == "placement not recorded"
 
 
 def data_of(results) -> RunData:

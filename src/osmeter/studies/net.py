@@ -237,9 +237,20 @@ def make_plan(args: argparse.Namespace) -> Plan:
 
 PART_OF = {"net.tcp_rtt": "round trip", "net.udp_rtt": "round trip", "net.icmp_rtt": "round trip",
            "net.tcp_connect": "connection", "net.tcp_close": "connection", "net.tcp_bw": "bandwidth"}
-HEADER = ["part", "benchmark", "where", "size_bytes", "variant", "n", "min_us", "median_us", "mean_us",
-          "mbit_per_s", "mb_per_s", "status"]
-RIGHT = [False, False, False, True, False, True, True, True, True, True, True, False]
+HEADER = ["part", "benchmark", "where", "placement", "size_bytes", "variant", "n", "min_us", "median_us",
+          "mean_us", "mbit_per_s", "mb_per_s", "status"]
+RIGHT = [False, False, False, False, True, False, True, True, True, True, True, True, False]
+PLACEMENT_COLUMN = HEADER.index("placement")
+# The result's `placement` (the probe's record, docs/schema.md) in words: a
+# cross-CPU round trip on loopback costs a wake-up on another CPU, which a
+# same-CPU one (and ping's, answered in the sending CPU's softirq) does not.
+PLACED = {"same_cpu": "same CPU", "cross_cpu": "cross CPU", "remote": "remote host"}
+
+
+def placed(r: Any) -> str:
+    """Where the result's two parties ran, in words: same CPU, cross CPU, remote host."""
+    p = r.placement
+    return PLACED.get(p, p) if p else "placement not recorded"
 
 
 def _size(r: Any) -> int | None:
@@ -261,7 +272,8 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
         if r.bench not in PART_OF:
             continue
         size = _size(r)
-        row = [PART_OF[r.bench], r.bench, where(r), str(size) if size is not None else MISSING, _variant(r)]
+        row = [PART_OF[r.bench], r.bench, where(r), r.placement or MISSING,
+               str(size) if size is not None else MISSING, _variant(r)]
         if r.status == "ok" and r.summary is not None:
             s = r.summary
             if r.bench == "net.tcp_bw":
@@ -276,18 +288,26 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
     return rows
 
 
+NUMERIC = {k for k, right in enumerate(RIGHT) if right}
+
+
 def render_csv(rows: list[list[str]]) -> str:
-    return table_csv(HEADER, rows)
+    """The table for programs: numbers without the thousands separators the
+    text shows (fmt_num's '16,000' is 16000 here)."""
+    return table_csv(HEADER, [[c.replace(",", "") if k in NUMERIC else c for k, c in enumerate(row)]
+                              for row in rows])
 
 
 # --- the summary: loopback against remote, next to ping ----------------------
 
 
 def _cell(r: Any, rate: bool) -> str:
+    """A median with its placement (a remote column's is its host's)."""
     if r is None or r.summary is None:
         return MISSING
     m = r.summary.median
-    return f"{fmt_num(m * 8 / 1e6)} Mbit/s" if rate else f"{fmt_num(m / 1e3)} us"
+    figure = f"{fmt_num(m * 8 / 1e6)} Mbit/s" if rate else f"{fmt_num(m / 1e3)} us"
+    return figure if r.placement == "remote" else f"{figure}, {placed(r)}"
 
 
 def render_summary(results: Sequence[Any]) -> str:
@@ -312,8 +332,16 @@ def render_summary(results: Sequence[Any]) -> str:
     return render_table(header, lines, right) + "\n"
 
 
+def _ping(i: Any, place: str) -> str:
+    """What net.icmp_rtt's round trip is (docs/methods/net.md, net.icmp_rtt)."""
+    if place == "loopback":
+        return f"ICMP echo, {placed(i)}: answered by this kernel in the sending CPU's softirq, no peer process woken"
+    return "ICMP echo answered by the remote host's kernel, no peer process"
+
+
 def ping_lines(results: Sequence[Any]) -> list[str]:
-    """Per location: the TCP and UDP round trip next to ICMP echo at the same size."""
+    """Per location: the TCP and UDP round trip next to ICMP echo at the same
+    size, with the placement of each on loopback, and what ping's round trip is."""
     out = []
     for place in dict.fromkeys(where(r) for r in results if r.bench == "net.icmp_rtt" and r.status == "ok"):
         icmp = {r.params.get("size"): r for r in results
@@ -324,9 +352,10 @@ def ping_lines(results: Sequence[Any]) -> list[str]:
             if same:
                 r, i = same[0]
                 assert r.summary is not None and i.summary is not None
-                out.append(f"{place}: {what} round trip of {r.params['size']} B is "
-                           f"{r.summary.median / i.summary.median:.2f} x ping's ({fmt_num(r.summary.median / 1e3)} "
-                           f"against {fmt_num(i.summary.median / 1e3)} us)")
+                how = f", {placed(r)}" if place == "loopback" else ""
+                out.append(f"{place}: {what} round trip of {r.params['size']} B{how}: "
+                           f"{fmt_num(r.summary.median / 1e3)} us, {r.summary.median / i.summary.median:.2f} x "
+                           f"ping's {fmt_num(i.summary.median / 1e3)} us ({_ping(i, place)})")
     return out
 
 
@@ -347,7 +376,9 @@ def peer_lines(results: Sequence[Any]) -> list[str]:
 
 
 def render_text(results: Sequence[Any], rows: list[list[str]], notes: Sequence[str]) -> str:
-    text = render_table(HEADER, [[textsafe.line(c) for c in row] for row in rows], RIGHT) + "\n"
+    """The table (its placement in words), the summary, ping and the peers."""
+    shown = [[PLACED.get(c, c) if k == PLACEMENT_COLUMN else c for k, c in enumerate(row)] for row in rows]
+    text = render_table(HEADER, [[textsafe.line(c) for c in row] for row in shown], RIGHT) + "\n"
     text += "\nloopback against remote\n" + render_summary(results)
     extra = ping_lines(results) + peer_lines(results)
     text += ("\n" + "".join(f"{textsafe.line(x)}\n" for x in extra)) if extra else ""
