@@ -123,3 +123,112 @@ def test_sweep_labels_are_sizes_and_fit(count: int):
     assert ticks[0] == "size=1 KiB" and ("size=1 MiB" in ticks if count > 30 else "size=2 KiB" in ticks)
     assert "pattern=random" in named.title and "stride=64" in named.title
     assert_inside(fig, renderer)
+
+
+# --- value axes: plain numbers, scaled to their unit's step, never overlapping ---
+
+PLAIN = re.compile(r"-?\d{1,3}(,\d{3})*(\.\d+)?")  # 0.05, 2.5, 40, 1,000: no 10^k, no e+06, no offset
+
+
+def assert_plain_ticks(fig, renderer):
+    """Every drawn tick label is a plain number or a word (a category), none
+    overlaps another of its axis even 10 % wider (the HTML report's SVG text
+    is drawn in the browser's font), and no text of the figure has an exponent."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            labels = [t.label1 for t in axis.get_major_ticks()
+                      if lo - 1e-9 * abs(lo) <= t.get_loc() <= hi + 1e-9 * abs(hi) and t.label1.get_visible()
+                      and t.label1.get_text()]
+            boxes = [(t.get_text(), t.get_window_extent(renderer).expanded(1.1, 1.0)) for t in labels]
+            for (a, box_a), (b, box_b) in combinations(boxes, 2):
+                assert not box_a.overlaps(box_b), f"tick labels {a!r} and {b!r} overlap"
+            for text, _ in boxes:  # a number (a category's name, such as size=4 KiB, may be anything)
+                if re.match(r"[-\d]", text):
+                    assert PLAIN.fullmatch(text) or re.fullmatch(r"[\d.]+[KMG]", text), f"tick label {text!r}"
+        assert not (ax.xaxis.get_offset_text().get_text() or ax.yaxis.get_offset_text().get_text())
+    for text, _ in visible_texts(fig, renderer):
+        assert not re.search(r"\de[+-]?\d|\$|\\times|10\^\{", text), f"an exponent in {text!r}"
+
+
+def _dist(bench, samples, params=None, unit="ns"):
+    params = params or [{}] * len(samples)
+    results = [SimpleNamespace(bench=bench, status="ok", unit=unit, params=p,
+                               summary=SimpleNamespace(median=float(np.median(x)), lebench_kbest=float(np.min(x))))
+               for p, x in zip(params, samples)]
+    by_id = {id(r): x for r, x in zip(results, samples)}
+    data = RunData(run=SimpleNamespace(machine={}), results=tuple(results),  # type: ignore[arg-type]
+                   samples=lambda r: by_id[id(r)])
+    return distribution_figure(data, bench)
+
+
+def _mmap_like(rng, medians, n=3000):
+    """Skewed samples (a log-normal body, a thin slow tail) around each median, in ns."""
+    return [m * np.exp(rng.normal(0, 0.12, n)) * np.where(rng.random(n) < 0.03, rng.uniform(2, 12, n), 1.0)
+            for m in medians]
+
+
+@pytest.mark.parametrize("medians", [
+    [3100, 2900, 3400, 3100],  # mem.mmap's LEBench sizes: close together
+    [3100],  # one instance: a histogram, its axis logarithmic across less than a decade
+    [1400, 2900, 190_000, 8_000_000],  # file.write's: four decades
+    [29.5, 30.1, 29.8, 30.2, 2.1, 2.9, 3.0, 2.2],
+    [4_000_000],
+])
+def test_value_ticks_are_plain_and_never_overlap(medians):
+    """mem.mmap's tick labels overlapped (log minor ticks labelled 3x10^3,
+    4x10^3, ... in math text, wider in a browser's font): ticks are now
+    chosen as drawn, until no label touches the next."""
+    rng = np.random.default_rng(7)
+    sizes = [4096 * 10**k for k in range(len(medians))]
+    named = _dist("mem.mmap", _mmap_like(rng, medians), [{"size": s, "group": 8} for s in sizes])
+    fig = named.figure
+    renderer = laid_out(fig)
+    assert len([t for t in fig.axes[0].get_xticklabels() if t.get_text()]) >= 2
+    assert_plain_ticks(fig, renderer)
+    assert_inside(fig, renderer)
+
+
+def test_a_time_axis_is_in_the_step_its_values_need():
+    """Samples in the millions of ns: the axis in ms, the legend '2.654 ms'."""
+    rng = np.random.default_rng(3)
+    x = 2.654e6 * np.exp(rng.normal(0, 0.01, 2000))
+    x[np.argmin(np.abs(x - np.median(x)))] = 2.654e6
+    named = _dist("task.fork", [x])
+    fig = named.figure
+    renderer = laid_out(fig)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "time per operation (ms)"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(re.fullmatch(r"median 2\.6\d\d ms", t) for t in legend), legend
+    ticks = [float(t.get_text()) for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(2.5 <= t <= 2.8 for t in ticks), ticks  # ms, not ns
+    assert_plain_ticks(fig, renderer)
+
+
+def test_family_figures_have_plain_scaled_axes():
+    """The fork study (ms), the memory curves (ns, GB/s): steps chosen from
+    their data, plain tick labels that do not overlap, no 10^k anywhere."""
+    from osmeter.report.figures.mem import figures as mem_figures
+    from osmeter.report.figures.task import figures as task_figures
+
+    run, results = exported_results(EPYC)
+    seq = iter(range(10_000))
+    fork = [SimpleNamespace(seq=next(seq), bench="task.fork", status="ok", unit="ns", counters=None, extra={},
+                            params={"touched_mib": mib, "concurrency": 1, "migrate": 0},
+                            summary=SimpleNamespace(n=100, min=8e4 * mib, mean=1e5 * mib, median=1e5 * mib,
+                                                    max=3e5 * mib))
+            for mib in (1, 8, 64, 512)]
+    bw = [SimpleNamespace(seq=next(seq), bench="mem.bandwidth", status="ok", params={"op": op, "threads": "1", "size": s},
+                          summary=SimpleNamespace(median=2.3e10 if s < 2**20 else 9.1e9), extra={"size_bytes": s})
+          for op in ("read", "write") for s in (4096, 65536, 2**23, 2**26)]
+    data = RunData(run=SimpleNamespace(machine=run["machine"]), results=tuple(results) + tuple(fork) + tuple(bw),
+                   samples=lambda r: None)  # type: ignore[arg-type]
+    named = {f.name: f for f in [*task_figures(data), *mem_figures(data)]}
+    assert {"task-fork-study", "mem-latency", "mem-bandwidth-curve"} <= set(named)
+    assert named["task-fork-study"].figure.axes[0].get_ylabel().endswith("(ms, log scale)")
+    assert named["mem-latency"].figure.axes[0].get_ylabel() == "load-to-use latency per load (ns, log scale)"
+    assert named["mem-bandwidth-curve"].figure.axes[0].get_ylabel().startswith("bandwidth, decimal units (GB/s")
+    for nf in named.values():
+        renderer = laid_out(nf.figure)
+        assert_plain_ticks(nf.figure, renderer)

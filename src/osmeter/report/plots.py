@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..fmt import fmt_quantity
+from .axis import readable_ticks, scaled_axis
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -48,13 +51,14 @@ STYLE = {
     "grid.alpha": 0.3,
     "legend.fontsize": 8,
     "legend.framealpha": 0.8,
+    # Never 1e6 or an offset on an axis: value axes get their own ticks
+    # (axis.scaled_axis), and any other axis plain numbers.
+    "axes.formatter.useoffset": False,
+    "axes.formatter.limits": (-15, 15),
     "svg.fonttype": "none",
     "pdf.fonttype": 42,  # TrueType in PDFs (journals refuse Type 3)
     "ps.fonttype": 42,
 }
-
-_UNIT_LABEL = {"ns": "ns", "bytes_per_s": "bytes/s", "count": "count"}
-
 
 TRIM: "weakref.WeakSet[Figure]" = weakref.WeakSet()
 
@@ -180,21 +184,14 @@ def size_label(b: float) -> str:
 
 
 def log2_size_axis(ax: Any, sizes: Sequence[int], label: str) -> None:
-    """A log2 x axis over byte sizes, ticks at powers of two (every other
-    one beyond 12 doublings), labelled with size_label."""
+    """A log2 x axis over byte sizes, ticks at powers of two labelled with
+    size_label: every one, or every other (third, ...) when their labels
+    would touch as drawn (axis.readable_ticks)."""
     ax.set_xscale("log", base=2)
     lo, hi = min(sizes), max(sizes)
-    k0, k1 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-    step = 2 if k1 - k0 > 12 else 1
-    ticks = [2**k for k in range(k0, k1 + 1) if (k - k0) % step == 0]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([size_label(t) for t in ticks])
+    readable_ticks(ax.xaxis, "pow2", text=size_label)
     ax.set_xlim(lo / 1.2, hi * 1.2)
     ax.set_xlabel(label)
-
-
-def unit_label(unit: str | None) -> str:
-    return _UNIT_LABEL.get(unit or "", unit or "value")
 
 
 def _save(fig: "Figure", fmt: str, salt: str = "") -> bytes:
@@ -277,12 +274,10 @@ def distribution_figure(
         raise ValueError("one label, sample array and median per instance")
     everything = np.concatenate([np.asarray(s, dtype=float) for s in samples])
     log = wide_spread(everything)
-    axis_label = f"{'time per operation' if unit == 'ns' else 'value'} ({unit_label(unit)})"
-    if unit == "bytes_per_s":
-        axis_label = f"throughput ({unit_label(unit)})"
+    what = {"ns": "time per operation", "bytes_per_s": "throughput"}.get(unit or "", "value")
     if len(samples) == 1:
-        return _histogram(title, axis_label, samples[0], medians[0], kbests[0] if kbests else None, log)
-    return _violins(title, axis_label, labels, samples, medians, log)
+        return _histogram(title, unit, what, samples[0], medians[0], kbests[0] if kbests else None)
+    return _violins(title, unit, what, labels, samples, medians, log)
 
 
 def tail_cut(x: np.ndarray) -> float:
@@ -292,7 +287,8 @@ def tail_cut(x: np.ndarray) -> float:
     return p99 if hi - p99 > 0.5 * (p99 - lo) and p99 > lo else hi
 
 
-def _histogram(title: str, axis_label: str, x: np.ndarray, median: float, kbest: float | None, log: bool) -> "Figure":
+def _histogram(title: str, unit: str | None, what: str, x: np.ndarray, median: float, kbest: float | None
+               ) -> "Figure":
     fig = fixed_figure(6.4, 3.4, left=0.75, bottom=0.5, top=0.5)
     ax = fig.add_subplot()
     x = np.asarray(x, dtype=float)
@@ -304,27 +300,27 @@ def _histogram(title: str, axis_label: str, x: np.ndarray, median: float, kbest:
     log = lo > 0 and hi / lo > HIST_WIDE_SPREAD
     if log:
         bins: Any = np.geomspace(lo, hi * (1 + 1e-9), 60)
-        ax.set_xscale("log")
     else:
         bins = min(60, max(5, int(math.sqrt(shown.size))))
         if hi == lo:
             bins = 1
     ax.hist(shown, bins=bins, color=DATA_COLOUR, alpha=0.75, label=f"samples (n={x.size})")
-    ax.axvline(median, color=MEDIAN_COLOUR, linewidth=1.5, label=f"median {median:.4g}")
+    ax.axvline(median, color=MEDIAN_COLOUR, linewidth=1.5, label=f"median {fmt_quantity(median, unit)}")
     if kbest is not None and math.isfinite(kbest):
-        ax.axvline(kbest, color=KBEST_COLOUR, linewidth=1.2, linestyle="--", label=f"lebench_kbest {kbest:.4g}")
+        ax.axvline(kbest, color=KBEST_COLOUR, linewidth=1.2, linestyle="--",
+                   label=f"lebench_kbest {fmt_quantity(kbest, unit)}")
     if beyond:
-        ax.plot([], [], " ", label=f"{beyond} above {hi:.4g} not shown (max {float(np.max(x)):.4g})")
-    ax.set_xlabel(axis_label + (" — log scale" if log else ""))
+        ax.plot([], [], " ", label=f"{beyond} above {fmt_quantity(hi, unit)} not shown "
+                                   f"(max {fmt_quantity(float(np.max(x)), unit)})")
+    scaled_axis(ax, "x", unit, [lo, hi], what, log)
     ax.set_ylabel("samples")
     set_title(ax, title)
     ax.legend(loc="upper right")
     return fig
 
 
-def _violins(
-    title: str, axis_label: str, labels: Sequence[str], samples: Sequence[np.ndarray], medians: Sequence[float], log: bool
-) -> "Figure":
+def _violins(title: str, unit: str | None, what: str, labels: Sequence[str], samples: Sequence[np.ndarray],
+             medians: Sequence[float], log: bool) -> "Figure":
     count = len(samples)
     height = max(2.4, 0.85 + (0.3 if count <= MAX_VIOLINS else 0.2) * count)
     # The legend sits under the axis label, where it cannot hide a row.
@@ -353,13 +349,13 @@ def _violins(
         shape = "boxes: quartiles, whiskers 1.5 IQR"
     ax.scatter(medians, positions, color=MEDIAN_COLOUR, marker="|", s=120, zorder=3, label="median")
     ax.plot([], [], color=DATA_COLOUR, alpha=0.45, linewidth=6, label=shape)
+    lo = min(float(np.min(d)) for d in data)
+    hi = max(float(np.max(d)) for d in data)
+    scaled_axis(ax, "x", unit, [lo, hi], what, log)
     if log:  # the violins were drawn in log10 space: the limits were not updated
-        lo = min(float(np.min(d)) for d in data)
-        hi = max(float(np.max(d)) for d in data)
         ax.set_xlim(lo / 1.25, hi * 1.25)
     ax.set_yticks(positions, labels)
     ax.set_ylim(0.4, count + 0.6)
-    ax.set_xlabel(axis_label + (" — log scale" if log else ""))
     set_title(ax, title)
     fig.legend(loc="lower center", ncol=2, frameon=False)
     ax.grid(axis="y", visible=False)

@@ -8,12 +8,12 @@
   and what the machine suggested (dotted): MemAvailable and the memory
   cgroup's limit. One figure per block size and directory.
 - **Cold reads by block size** (`file-cold-reads`): `file.seq_read_cold`
-  and `file.rand_read_cold`, time per block (median) and MB/s (block size /
+  and `file.rand_read_cold`, time per block (median) and throughput (block size /
   mean time per block) against the block size, one line per benchmark and
   directory (remote directories dashed).
 - **Local against remote** (`file-local-vs-remote`): when the run read a
   remote directory (its result's info says remote = yes) and a local one,
-  MB/s of both side by side per block size, sequential and random.
+  the throughput of both side by side per block size, sequential and random.
 - **Contention** (`file-contention`): `file.contention` time per block
   (median, band p5-p95) against the number of processes reading at once,
   one line per pattern and sharing.
@@ -26,11 +26,11 @@ from typing import Any
 
 from ... import pagecache
 from .. import plots
+from ..axis import readable_ticks, scaled_axis, tick_text
 from .base import NamedFigure, RunData
 
 COLD = ("file.seq_read_cold", "file.rand_read_cold")
 CONTENTION = "file.contention"
-US = 1e3
 
 
 # --- the page-cache curve ----------------------------------------------------
@@ -48,8 +48,8 @@ def cache_figure(a: pagecache.CacheAnalysis, name: str) -> NamedFigure:
     fig = plots.figure(7.5, 4.4)
     ax = fig.add_subplot()
     x = [p.size_bytes for p in a.points]
-    ax.plot(x, [p.ns / US for p in a.points], marker="o", markersize=3, label="mean (the curve)")
-    med = [(p.size_bytes, p.median_ns / US) for p in a.points if p.median_ns is not None]
+    ax.plot(x, [p.ns for p in a.points], marker="o", markersize=3, label="mean (the curve)")
+    med = [(p.size_bytes, p.median_ns) for p in a.points if p.median_ns is not None]
     if med:
         ax.plot([m[0] for m in med], [m[1] for m in med], linestyle="--", linewidth=1, alpha=0.7, label="median")
     k = a.knee
@@ -58,13 +58,11 @@ def cache_figure(a: pagecache.CacheAnalysis, name: str) -> NamedFigure:
         ax.axvline(k.size_bytes, color="tab:red", linestyle="--", linewidth=1,
                    label=f"knee {pagecache.fmt_bytes(k.size_bytes)}")
     if k.threshold_ns:
-        ax.axhline(k.threshold_ns / US, color="0.6", linewidth=0.8, linestyle="-.",
+        ax.axhline(k.threshold_ns, color="0.6", linewidth=0.8, linestyle="-.",
                    label=f"plateau x{1 + pagecache.TOL:g}")
     plots.log2_size_axis(ax, x, "file size (bytes, log2 scale; M = MiB, G = GiB)")
     ys = [p.ns for p in a.points]
-    if plots.wide_spread(ys):
-        ax.set_yscale("log")
-    ax.set_ylabel("re-read time per block (us)")
+    scaled_axis(ax, "y", "ns", ys + [m[1] for m in med], "re-read time per block", plots.wide_spread(ys))
     _suggested_lines(ax, a, min(x), max(x))
     handles, labels = ax.get_legend_handles_labels()
     res = [(p.size_bytes, 100 * p.resident) for p in a.points if p.resident is not None]
@@ -115,8 +113,8 @@ def cold_points(data: RunData) -> dict[tuple[str, str, bool], list[tuple[int, fl
     return {k: sorted(v) for k, v in groups.items()}
 
 
-def _mbps(block: int, ns: float) -> float:
-    return block / ns * 1e3 if ns > 0 else math.nan  # bytes per ns = GB/s; x 1e3 = MB/s
+def _rate(block: int, ns: float) -> float:
+    return block / ns * 1e9 if ns > 0 else math.nan  # bytes per second
 
 
 def cold_figure(data: RunData) -> NamedFigure | None:
@@ -131,13 +129,13 @@ def cold_figure(data: RunData) -> NamedFigure | None:
         style = "--" if remote else "-"
         x = [p[0] for p in pts]
         blocks += x
-        ax_t.plot(x, [p[1] / US for p in pts], linestyle=style, marker="o", markersize=3, label=label)
-        ax_b.plot(x, [_mbps(p[0], p[2]) for p in pts], linestyle=style, marker="o", markersize=3, label=label)
+        ax_t.plot(x, [p[1] for p in pts], linestyle=style, marker="o", markersize=3, label=label)
+        ax_b.plot(x, [_rate(p[0], p[2]) for p in pts], linestyle=style, marker="o", markersize=3, label=label)
     for ax in (ax_t, ax_b):
         plots.log2_size_axis(ax, blocks, "block size (bytes, log2; K = KiB, M = MiB)")
-    ax_t.set_yscale("log")
-    ax_t.set_ylabel("time per block (us, median, log scale)")
-    ax_b.set_ylabel("throughput (MB/s = block / mean time)")
+    points = [p for pts in groups.values() for p in pts]
+    scaled_axis(ax_t, "y", "ns", [p[1] for p in points], "time per block, median", log=True)
+    scaled_axis(ax_b, "y", "bytes_per_s", [_rate(p[0], p[2]) for p in points], "throughput: block / mean time")
     ax_b.set_ylim(bottom=0)
     ax_t.legend(loc="upper left")
     title = "cold reads (page cache bypassed): sequential and random, by block size"
@@ -154,7 +152,7 @@ def remote_figure(data: RunData) -> NamedFigure | None:
     fig = plots.figure(9.0, 3.8)
     axes = fig.subplots(1, 2)
     for ax, bench in zip(axes, COLD):
-        series = {(where, remote): {b: _mbps(b, mean) for b, _, mean in pts}
+        series = {(where, remote): {b: _rate(b, mean) for b, _, mean in pts}
                   for (bn, where, remote), pts in groups.items() if bn == bench}
         blocks = sorted({b for s in series.values() for b in s})
         width = 0.8 / max(len(series), 1)
@@ -165,12 +163,13 @@ def remote_figure(data: RunData) -> NamedFigure | None:
         ax.set_xticks(range(len(blocks)))
         ax.set_xticklabels([plots.size_label(b) for b in blocks])
         ax.set_xlabel("block size")
-        ax.set_ylabel("throughput (MB/s, 1 MB = 10^6 bytes)")
+        scaled_axis(ax, "y", "bytes_per_s", [v for vals in series.values() for v in vals.values()],
+                    "throughput, decimal units")
         plots.set_title(ax, bench.replace("file.", "").replace("_read_cold", " reads").replace("seq", "sequential")
                         .replace("rand", "random"))
         if series:
             ax.legend(loc="upper left")
-    title = "local against remote files: cold reads, MB/s by block size"
+    title = "local against remote files: cold reads, throughput by block size"
     fig.suptitle(title, fontsize=10)
     return NamedFigure("file-local-vs-remote", title, fig)
 
@@ -200,14 +199,13 @@ def contention_figure(data: RunData) -> NamedFigure | None:
     for label, pts in groups.items():
         x = [p for p, _ in pts]
         procs += x
-        (line,) = ax.plot(x, [s.median / US for _, s in pts], marker="o", markersize=3, label=label)
-        ax.fill_between(x, [s.p5 / US for _, s in pts], [s.p95 / US for _, s in pts], color=line.get_color(),
-                        alpha=0.15)
+        (line,) = ax.plot(x, [s.median for _, s in pts], marker="o", markersize=3, label=label)
+        ax.fill_between(x, [s.p5 for _, s in pts], [s.p95 for _, s in pts], color=line.get_color(), alpha=0.15)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted(set(procs)))
-    ax.set_xticklabels([str(p) for p in sorted(set(procs))])
+    readable_ticks(ax.xaxis, "pow2", text=tick_text)
     ax.set_xlabel("processes reading at once (log2 scale)")
-    ax.set_ylabel("time per block (us; median, band p5-p95)")
+    scaled_axis(ax, "y", "ns", [s.p95 for pts in groups.values() for _, s in pts], "time per block")
+    ax.set_ylabel(ax.get_ylabel()[:-1] + "; median, band p5-p95)")
     ax.set_ylim(bottom=0)
     title = "file.contention: time per block against processes reading at once (page cache bypassed)"
     plots.set_title(ax, title)

@@ -6,16 +6,19 @@ loopback against remote (`osmeter study net` makes a run with all three).
   band from p5 to p95, against the message size (log2 axis), one line per
   benchmark and location (a remote peer dashed). Needs two sizes.
 - **Bandwidth against write size** (`net-bw-by-write-size`): `net.tcp_bw`
-  median in Mbit/s (10^6 bits/s of payload) against the write size, one
+  median in bits/s of payload (Mbit/s, Gbit/s: decimal) against the write size, one
   line per direction; one panel per location, since loopback and a remote
   link differ by orders of magnitude.
 - **Loopback against remote** (`net-loopback-vs-remote`): when the run has
   both, the summary's medians side by side: round trips at the smallest
-  size, connect, both sides of close (us, log scale), and bandwidth in both
+  size, connect, both sides of close (log scale), and bandwidth in both
   directions at the default write size.
 
 A result's location comes from its `peer` parameter: empty is the probe's
 own peer on loopback, anything else the remote peer HOST:PORT.
+
+Value axes are in the step of their unit their data needs (report.axis:
+ns to µs or ms, bit/s to Mbit/s or Gbit/s).
 """
 
 from __future__ import annotations
@@ -25,13 +28,13 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .. import plots
+from ..axis import scaled_axis
 from .base import NamedFigure, RunData
 
 RTT = ("net.tcp_rtt", "net.udp_rtt", "net.icmp_rtt")
 BW = "net.tcp_bw"
 NET = RTT + (BW, "net.tcp_connect", "net.tcp_close")
 DEFAULT_WRITE = 128 << 10  # net.tcp_bw's default write size
-US = 1e3
 LABEL = {"net.tcp_rtt": "TCP", "net.udp_rtt": "UDP", "net.icmp_rtt": "ICMP echo (ping)"}
 ROW = {"net.tcp_rtt": "TCP round trip", "net.udp_rtt": "UDP round trip", "net.icmp_rtt": "ping (ICMP echo)"}
 
@@ -124,16 +127,15 @@ def rtt_figure(data: RunData) -> NamedFigure | None:
         sizes += x
         medians += [s.median for _, s in pts]
         remote = place != "loopback"
-        ax.plot(x, [s.median / US for _, s in pts], color=colours[bench], linestyle="--" if remote else "-",
+        ax.plot(x, [s.median for _, s in pts], color=colours[bench], linestyle="--" if remote else "-",
                 marker="s" if remote else "o", markersize=3, label=f"{LABEL[bench]}, {place}")
-        ax.fill_between(x, [s.p5 / US for _, s in pts], [s.p95 / US for _, s in pts], color=colours[bench],
-                        alpha=0.10)
+        ax.fill_between(x, [s.p5 for _, s in pts], [s.p95 for _, s in pts], color=colours[bench], alpha=0.10)
     plots.log2_size_axis(ax, sizes, "message size (bytes, log2 scale; K = KiB)")
-    if plots.wide_spread(medians):
-        ax.set_yscale("log")
-    else:
+    log = plots.wide_spread(medians)
+    scaled_axis(ax, "y", "ns", [s.p95 for pts in lines.values() for _, s in pts], "round trip", log)
+    if not log:
         ax.set_ylim(bottom=0)
-    ax.set_ylabel("round trip (us; median, band p5-p95)")
+    ax.set_ylabel(ax.get_ylabel()[:-1] + "; median, band p5-p95)")
     title = "round trip against message size: TCP, UDP and ICMP echo (ping)"
     plots.set_title(ax, title)
     ax.legend(loc="upper left", fontsize=7)
@@ -143,8 +145,8 @@ def rtt_figure(data: RunData) -> NamedFigure | None:
 # --- bandwidth ---------------------------------------------------------------
 
 
-def _mbit(bytes_per_s: float) -> float:
-    return bytes_per_s * 8 / 1e6
+def _bits(bytes_per_s: float) -> float:
+    return bytes_per_s * 8
 
 
 def bw_figure(data: RunData) -> NamedFigure | None:
@@ -161,14 +163,16 @@ def bw_figure(data: RunData) -> NamedFigure | None:
                 continue
             x = [q[0] for q in pts]
             sizes += x
-            (line,) = ax.plot(x, [_mbit(s.median) for _, s in pts], marker="o", markersize=3,
+            (line,) = ax.plot(x, [_bits(s.median) for _, s in pts], marker="o", markersize=3,
                               linestyle="-" if direction == "send" else "--",
                               label=f"{direction} ({'to' if direction == 'send' else 'from'} the peer)")
-            ax.fill_between(x, [_mbit(s.p5) for _, s in pts], [_mbit(s.p95) for _, s in pts],
+            ax.fill_between(x, [_bits(s.p5) for _, s in pts], [_bits(s.p95) for _, s in pts],
                             color=line.get_color(), alpha=0.12)
         plots.log2_size_axis(ax, sizes, "write size (bytes, log2; K = KiB, M = MiB)")
+        shown = [_bits(s.p95) for (p, _), pts in lines.items() if p == place for _, s in pts]
+        scaled_axis(ax, "y", "bits_per_s", shown, "TCP payload, decimal units")
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("TCP payload (Mbit/s, 10^6 bit/s; median, band p5-p95)")
+        ax.set_ylabel(ax.get_ylabel()[:-1] + "; median, band p5-p95)")
         plots.set_title(ax, place)
         ax.legend(loc="lower right", fontsize=7)
     title = "net.tcp_bw: bandwidth against write size"
@@ -179,8 +183,10 @@ def bw_figure(data: RunData) -> NamedFigure | None:
 # --- loopback against remote -------------------------------------------------
 
 
-def _bars(ax: Any, rows: list[Row], results: Sequence[Any], where_list: list[str], scale: Any) -> None:
+def _bars(ax: Any, rows: list[Row], results: Sequence[Any], where_list: list[str], scale: Any) -> list[float]:
+    """The bars of `rows` (each median through `scale`), a group per row; returns their heights."""
     width = 0.8 / len(where_list)
+    heights: list[float] = []
     for k, place in enumerate(where_list):
         xs, ys = [], []
         for i, row in enumerate(rows):
@@ -189,8 +195,10 @@ def _bars(ax: Any, rows: list[Row], results: Sequence[Any], where_list: list[str
                 xs.append(i + (k - (len(where_list) - 1) / 2) * width)
                 ys.append(scale(r.summary.median))
         ax.bar(xs, ys, width=width, label=place, hatch="//" if place != "loopback" else None)
+        heights += ys
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([textwrap.fill(row.label, 14) for row in rows], fontsize=7)
+    return heights
 
 
 def remote_figure(data: RunData) -> NamedFigure | None:
@@ -207,14 +215,11 @@ def remote_figure(data: RunData) -> NamedFigure | None:
     axes = fig.subplots(1, len(panels), squeeze=False, width_ratios=[len(p) + 1 for p in panels])[0]
     for ax, panel in zip(axes, panels):
         if panel is lat:
-            _bars(ax, panel, data.results, where_list, lambda v: v / US)
-            ax.set_yscale("log")
-            ax.set_ylabel("median (us, log scale)")
+            scaled_axis(ax, "y", "ns", _bars(ax, panel, data.results, where_list, float), "median", log=True)
             plots.set_title(ax, "latencies")
         else:
-            _bars(ax, panel, data.results, where_list, _mbit)
-            ax.set_yscale("log")
-            ax.set_ylabel("median (Mbit/s of payload, log scale)")
+            heights = _bars(ax, panel, data.results, where_list, _bits)
+            scaled_axis(ax, "y", "bits_per_s", heights, "median of the payload", log=True)
             plots.set_title(ax, "bandwidth")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8)  # off the bars

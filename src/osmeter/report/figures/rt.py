@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import plots
+from ..axis import readable_ticks, scaled_axis, tick_text
 from .base import NamedFigure, RunData
 
 WORKLOAD = "rt.workload"
@@ -119,7 +120,7 @@ def workload_figure(data: RunData) -> NamedFigure | None:
             r = find(ok, WORKLOAD, c, kernel=kernel)
             x = data.samples(r) if r is not None else None
             if x is not None and x.size:
-                shown.append((c, np.asarray(x, dtype=float) / US))
+                shown.append((c, np.asarray(x, dtype=float)))
         if shown:
             panels.append((kernel, shown))
     if not panels:
@@ -140,16 +141,15 @@ def workload_figure(data: RunData) -> NamedFigure | None:
         ax.hlines([float(np.median(x)) for _, x in shown], [p - 0.3 for p in pos], [p + 0.3 for p in pos],
                   colors="white", linewidth=1.5)
         ax.plot(pos, [float(np.max(x)) for _, x in shown], "x", color=plots.MEDIAN_COLOUR, markersize=5)
-        if plots.wide_spread(np.concatenate([x for _, x in shown])):
-            ax.set_yscale("log")
+        every = np.concatenate([x for _, x in shown])
+        scaled_axis(ax, "y", "ns", every, "execution time", plots.wide_spread(every))
+        ax.yaxis.label.set_fontsize(8)
         ax.set_xticks(pos)
         ax.set_xticklabels([c.label.replace(" x ", "x") for c, _ in shown], fontsize=7, rotation=30)
         ax.set_title(kernel, fontsize=9)
         ax.tick_params(axis="y", labelsize=7)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    for row in axes:
-        row[0].set_ylabel("execution time (us)", fontsize=8)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -158,7 +158,7 @@ def workload_figure(data: RunData) -> NamedFigure | None:
                        label="median (white bar)"),
                 Line2D([], [], color=plots.MEDIAN_COLOUR, marker="x", linestyle="", label="maximum")]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6), fontsize=8)
-    title = "rt.workload: execution time per job, per kernel and stress level (violins, us)"
+    title = "rt.workload: execution time per job, per kernel and stress level (violins)"
     fig.suptitle(title, fontsize=10)
     return NamedFigure("rt-workload-distributions", title, fig)
 
@@ -262,6 +262,7 @@ def cyclic_figure(data: RunData) -> NamedFigure | None:
         ax.text(over_x + (len(lines) - 1) * width / 2, 1.0, f"> {limit} us", ha="center", va="bottom", fontsize=7,
                 transform=ax.get_xaxis_transform())
     ax.set_yscale("log")
+    readable_ticks(ax.yaxis, "log", text=tick_text)
     ax.set_ylim(bottom=0.5)  # a bin of one cycle stays visible
     ax.set_xlim(0, over_x + len(lines) * width + 1)
     ax.set_xlabel(f"wake-up latency (us; 1 us bins up to {end} us" + (f"; hatched: above hist_us = {limit} us)"

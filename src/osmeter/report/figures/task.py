@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import plots
+from ..axis import readable_ticks, scaled_axis, tick_text
 from .base import NamedFigure, RunData
 
 STUDY_BENCH = "task.fork"
@@ -122,9 +123,7 @@ def _study_groups(data: RunData) -> dict[str, list[StudyPoint]]:
 
 def _log_x(ax: Any, sizes: list[int]) -> None:
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(sizes))
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([str(t) for t in ticks])
+    readable_ticks(ax.xaxis, "pow2", text=tick_text)
     ax.set_xlabel("parent memory written before the fork (MiB, log scale)")
 
 
@@ -132,16 +131,15 @@ def latency_figure(groups: dict[str, list[StudyPoint]]) -> NamedFigure:
     fig = plots.figure(7.0, 4.2)
     ax = fig.add_subplot()
     sizes: list[int] = []
+    values: list[float] = []
     for config, ps in groups.items():
         x = [max(p.touched_mib, 1) for p in ps]  # 0 MiB would vanish on a log axis
         sizes += x
-        (line,) = ax.plot(x, [p.median / NS_PER_MS for p in ps], marker="o", markersize=3, label=config)
-        ax.fill_between(
-            x, [p.min / NS_PER_MS for p in ps], [p.max / NS_PER_MS for p in ps], color=line.get_color(), alpha=0.15
-        )
+        values += [v for p in ps for v in (p.min, p.max)]
+        (line,) = ax.plot(x, [p.median for p in ps], marker="o", markersize=3, label=config)
+        ax.fill_between(x, [p.min for p in ps], [p.max for p in ps], color=line.get_color(), alpha=0.15)
     _log_x(ax, sizes)
-    ax.set_yscale("log")
-    ax.set_ylabel(f"{TIMED} (ms, log scale)")
+    scaled_axis(ax, "y", "ns", values, TIMED, log=True)
     n = sorted({p.n for ps in groups.values() for p in ps})
     forks = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
     title = f"task.fork: latency against parent memory (median, band min-max, {forks} forks per point)"
@@ -168,17 +166,14 @@ def counter_figures(groups: dict[str, list[StudyPoint]]) -> list[NamedFigure]:
                 continue
             unit = pts[0].counter_units.get(name, unit)
             x = [max(p.touched_mib, 1) for p in pts]
-            y = [p.counters[name] / (NS_PER_MS if unit == "ns" else 1) for p in pts]
+            y = [p.counters[name] for p in pts]
             sizes += x
             values += y
             ax.plot(x, y, marker="o", markersize=3, label=config)
         _log_x(ax, sizes)
         positive = [v for v in values if v > 0]
-        if positive and plots.wide_spread(positive) and len(positive) == len(values):
-            ax.set_yscale("log")
-        shown = "ms" if unit == "ns" else unit
-        what = "ratio" if unit == "ratio" else f"per fork ({shown})"
-        ax.set_ylabel(f"{name} {what}")
+        log = bool(positive) and plots.wide_spread(positive) and len(positive) == len(values)
+        scaled_axis(ax, "y", unit, values, name if unit == "ratio" else f"{name} per fork", log)
         title = f"task.fork: {name} {'' if unit == 'ratio' else 'per fork '}against parent memory"
         plots.set_title(ax, title)
         ax.legend(loc="best")
