@@ -16,6 +16,9 @@ from osmeter.store import open_store
 from ..conftest import DATA, import_fixture
 
 GOLDEN_CSV = DATA / "golden_x86_64.csv"
+# The parameters of run_x86_64.jsonl's results, sorted: cpu.call args, ctxsw.pipe placement,
+# file.read_cold size, task.fork touched_mib.
+PARAM_COLUMNS = ["param.args", "param.placement", "param.size", "param.touched_mib"]
 
 
 def rendered(store_path: Path, fmt: str) -> str:
@@ -41,7 +44,7 @@ def test_json_and_csv_have_the_same_fields_and_values(store_path: Path) -> None:
     store.close()
     assert doc["osmeter_export"] == 1
     assert [list(r) for r in doc["results"]] == [list(FIELD_NAMES)] * len(doc["results"])
-    assert list(table[0]) == list(FIELD_NAMES)
+    assert list(table[0]) == list(FIELD_NAMES) + PARAM_COLUMNS  # the CSV alone has a column per parameter
     assert len(table) == len(doc["results"]) == 5
     for from_json, from_csv in zip(doc["results"], table):
         for name in FIELD_NAMES:
@@ -114,3 +117,42 @@ def test_csv_matches_golden_file(store_path: Path) -> None:
                 _same(json.loads(a), json.loads(b), name)
             else:
                 assert a == b, name
+
+
+def test_csv_has_a_column_per_parameter(store_path: Path) -> None:
+    """`param.<name>` for the union of the run's parameters, sorted, after every
+    other column; the value as recorded, empty where a result lacks it; the
+    `params` JSON cell kept for round trips."""
+    text = rendered(store_path, "csv")
+    table = list(csv.DictReader(io.StringIO(text)))
+    header = list(table[0])
+    assert header[-len(PARAM_COLUMNS):] == PARAM_COLUMNS and header.index("params") < header.index("status")
+    cells = {r["bench"]: {c: r[c] for c in PARAM_COLUMNS} for r in table}
+    assert cells["cpu.call"] == {"param.args": "0", "param.placement": "", "param.size": "", "param.touched_mib": ""}
+    assert cells["file.read_cold"]["param.size"] == "4096"  # bytes, as recorded: no '4 KiB'
+    assert cells["task.fork"]["param.touched_mib"] == "1"
+    assert cells["ctxsw.pipe"]["param.placement"] == "same_cpu"
+    assert not any(cells["syscall.null"].values())  # no parameter: all empty
+    for r in table:
+        params = json.loads(r["params"])
+        assert {c for c in PARAM_COLUMNS if r[c]} == {"param." + k for k in params}
+
+
+def test_param_columns_are_the_union_sorted_and_never_a_field() -> None:
+    from types import SimpleNamespace
+
+    from osmeter.export.fields import param_columns, param_value
+
+    results = [SimpleNamespace(params={"size": 16, "peer": ""}), SimpleNamespace(params={}),
+               SimpleNamespace(params={"family": "ipv4", "size": 1024})]
+    assert param_columns(results) == ("param.family", "param.peer", "param.size")  # type: ignore[arg-type]
+    assert param_value({"params": {"size": 16}}, "param.size") == 16
+    assert param_value({"params": {"size": 16}}, "param.family") is None
+
+
+def test_pandas_reads_a_parameter_column(store_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_csv(io.StringIO(rendered(store_path, "csv")))
+    size = frame.set_index("bench")["param.size"]
+    assert size["file.read_cold"] == 4096 and size.isna().sum() == len(frame) - 1
+    assert frame.set_index("bench")["param.placement"]["ctxsw.pipe"] == "same_cpu"

@@ -1,4 +1,5 @@
-"""CSV export: one row per result, the columns of FIELDS, then one per counter.
+"""CSV export: one row per result, the columns of FIELDS, then one per
+counter, then one per parameter (`param.size`: fields.param_columns).
 
 Objects (params, extra) are written as canonical JSON; a missing value or
 NaN is an empty cell; booleans are true/false; floats keep full precision;
@@ -25,7 +26,7 @@ from typing import Any, Sequence
 
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from .fields import CSV_SPELLING, result_rows
+from .fields import CSV_SPELLING, param_columns, param_value, result_rows
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -63,7 +64,9 @@ def csv_line(cells: Sequence[str]) -> str:
 
 def render(run: RunInfo, results: Sequence[BenchResult], names: RowNames | None = None) -> str:
     columns, rows = result_rows(run, results, names)
-    lines = [csv_line([neutral(c) for c in columns])]
+    params = param_columns(results)
+    lines = [csv_line([neutral(c) for c in columns + params])]
     for row in rows:
-        lines.append(csv_line([cell(CSV_SPELLING[c](row[c]) if c in CSV_SPELLING else row[c]) for c in columns]))
+        cells = [cell(CSV_SPELLING[c](row[c]) if c in CSV_SPELLING else row[c]) for c in columns]
+        lines.append(csv_line(cells + [cell(param_value(row, c)) for c in params]))
     return "".join(lines)

@@ -10,6 +10,10 @@ named by counters.column_name (`task-clock_ns_per_op`,
 `page-faults_per_op`, `ipc`), holding the value per operation. They depend on
 the run, so `columns(results)` gives the whole list for both exporters.
 
+The CSV alone then has one column per parameter (param_columns): CSV
+readers (a spreadsheet, `pandas.read_csv(f)["param.size"]`) cannot reach
+into the `params` cell's JSON, which the JSON export holds as an object.
+
 `lebench_row` is the LEBench row the probe recorded (a run of the lebench
 suite); `result_rows(..., names=RowNames)` (--names lebench) also fills it
 for results that match a row of LEBench's table, and orders the rows as
@@ -153,6 +157,28 @@ def counter_columns(results: Sequence[BenchResult]) -> list[ctr.Column]:
     if clash:  # a counter name cannot be a field name today; keep it that way
         raise ValueError(f"counter column {clash[0]!r} would shadow an export field")
     return cols
+
+
+PARAM_PREFIX = "param."
+
+
+def param_columns(results: Sequence[BenchResult]) -> tuple[str, ...]:
+    """The CSV's parameter columns, after every other: `param.<name>` for each
+    parameter any of `results` has, sorted by name. A cell holds the value as
+    recorded (no scaling), empty for a result without that parameter; the
+    `params` column keeps them all as JSON, for round trips."""
+    names = sorted({k for r in results for k in (r.params or {})})
+    cols = tuple(PARAM_PREFIX + k for k in names)
+    clash = [c for c in cols if c in FIELD_NAMES]
+    if clash:  # a field name never starts with "param."; keep it that way
+        raise ValueError(f"parameter column {clash[0]!r} would shadow an export field")
+    return cols
+
+
+def param_value(row: dict[str, Any], column: str) -> Any:
+    """A row's (result_row) value of a param_columns column, None when it has no such parameter."""
+    params = row.get("params")
+    return params.get(column[len(PARAM_PREFIX):]) if isinstance(params, dict) else None
 
 
 def columns(results: Sequence[BenchResult]) -> tuple[str, ...]:
