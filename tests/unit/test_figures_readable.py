@@ -232,3 +232,34 @@ def test_family_figures_have_plain_scaled_axes():
     for nf in named.values():
         renderer = laid_out(nf.figure)
         assert_plain_ticks(nf.figure, renderer)
+
+
+@pytest.mark.parametrize("count", [4, 1])  # violins, a histogram
+def test_a_few_huge_outliers_do_not_squeeze_the_samples(count):
+    """cpu.timer_overhead: ~30 ns samples and a few interrupted ones at
+    microseconds stretched the axis to 10^3 ns and squashed the violins
+    into a sliver. The axis now spans the samples' p0.5..p99.5 (padded), and
+    the legend counts the samples beyond it."""
+    rng = np.random.default_rng(11)
+    samples = []
+    for k in range(count):
+        x = rng.gamma(20.0, 0.5, 2000) + 20 + k  # a body around 30 ns, skewed right
+        x[rng.choice(x.size, 6, replace=False)] = rng.uniform(1e3, 5e3, 6)  # interrupted samples
+        samples.append(x)
+    fig = _dist("cpu.timer_overhead", samples, [{"source": f"s{k}"} for k in range(count)]).figure
+    renderer = laid_out(fig)
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    q_lo = min(float(np.quantile(x, 0.005)) for x in samples)
+    q_hi = max(float(np.quantile(x, 0.995)) for x in samples)
+    assert ax.get_xscale() == "linear"  # the robust range spans under WIDE_SPREAD
+    assert q_lo - 0.1 * (q_hi - q_lo) <= lo <= q_lo and q_hi <= hi <= q_hi + 0.1 * (q_hi - q_lo), (lo, hi)
+    texts = [t.get_text() for t in (fig.legends[0] if fig.legends else ax.get_legend()).get_texts()]
+    said = [m for t in texts if (m := re.fullmatch(r"(\d+) above ([\d.]+) ns not shown \(max ([\d.]+) µs\)", t))]
+    assert len(said) == 1, texts
+    n, cut = int(said[0][1]), float(said[0][2])
+    assert cut <= hi * 1.001 and n >= 6 * count  # the legend rounds to 4 digits
+    assert sum(int(np.count_nonzero(x > cut * 1.001)) for x in samples) <= n
+    assert n <= sum(int(np.count_nonzero(x > cut * 0.999)) for x in samples)
+    assert_plain_ticks(fig, renderer)
+    assert_inside(fig, renderer)

@@ -269,32 +269,78 @@ def distribution_figure(
 ) -> "Figure":
     """The samples of one benchmark: a histogram for one instance, violins
     (or box plots, past MAX_VIOLINS) side by side for several, with the
-    median marked. Log value axis when the values span more than WIDE_SPREAD×."""
+    median marked. The value axis spans the samples' robust range
+    (robust_range: a few outliers do not squeeze the rest into a sliver;
+    the legend counts what it leaves out), logarithmic when that range spans
+    more than WIDE_SPREAD× (HIST_WIDE_SPREAD× for a histogram)."""
     if len(labels) != len(samples) or len(samples) != len(medians) or not samples:
         raise ValueError("one label, sample array and median per instance")
-    everything = np.concatenate([np.asarray(s, dtype=float) for s in samples])
-    log = wide_spread(everything)
+    arrays = [np.asarray(s, dtype=float) for s in samples]
     what = {"ns": "time per operation", "bytes_per_s": "throughput"}.get(unit or "", "value")
-    if len(samples) == 1:
-        return _histogram(title, unit, what, samples[0], medians[0], kbests[0] if kbests else None)
-    return _violins(title, unit, what, labels, samples, medians, log)
+    if len(arrays) == 1:
+        return _histogram(title, unit, what, arrays[0], medians[0], kbests[0] if kbests else None)
+    return _violins(title, unit, what, labels, arrays, medians)
 
 
-def tail_cut(x: np.ndarray) -> float:
-    """Where a histogram's value axis ends: the largest sample, unless a thin
-    tail (beyond p99) would squeeze the bulk into a few bins; then p99."""
-    lo, p99, hi = float(np.min(x)), float(np.percentile(x, 99)), float(np.max(x))
-    return p99 if hi - p99 > 0.5 * (p99 - lo) and p99 > lo else hi
+ROBUST_Q = (0.005, 0.995)  # the quantiles a value axis may stop at
+LONG_TAIL = 0.5  # ... when the tail beyond one is longer than this share of the range between them
+
+
+def robust_range(samples: Sequence[np.ndarray]) -> tuple[float, float]:
+    """Where a value axis of these samples should start and end: for each
+    instance, its p0.5 and p99.5 where the tail beyond is long (LONG_TAIL of
+    the range between them, measured on a log scale for positive values),
+    else its minimum and maximum; the lowest start and the highest end."""
+    lows, highs = [], []
+    for s in samples:
+        x = np.asarray(s, dtype=float)
+        x = x[np.isfinite(x)]
+        if not x.size:
+            continue
+        lo, hi = float(np.min(x)), float(np.max(x))
+        qa, qb = (float(q) for q in np.quantile(x, ROBUST_Q))
+        f: Any = np.log if lo > 0 else (lambda v: v)
+        body = f(qb) - f(qa)
+        lows.append(qa if f(qa) - f(lo) > LONG_TAIL * body else lo)
+        highs.append(qb if f(hi) - f(qb) > LONG_TAIL * body else hi)
+    if not lows:
+        return 0.0, 1.0
+    return min(lows), max(highs)
+
+
+def padded(lo: float, hi: float, log: bool) -> tuple[float, float]:
+    """The axis limits for data from lo to hi: a little room at both ends
+    (never below 0 for data that is not)."""
+    if log:
+        room = max(1.05, (hi / lo) ** 0.04)
+        return lo / room, hi * room
+    span = hi - lo or abs(hi) * 0.1 or 1.0
+    start = lo - 0.04 * span
+    return (max(0.0, start) if lo >= 0 else start), hi + 0.04 * span
+
+
+def not_shown(ax: Any, x: np.ndarray, lo: float, hi: float, unit: str | None) -> int:
+    """Legend lines (empty handles) for the samples below `lo` and above `hi`; how many lines."""
+    lines = 0
+    below, above = int(np.count_nonzero(x < lo)), int(np.count_nonzero(x > hi))
+    if below:
+        ax.plot([], [], " ", label=f"{below} below {fmt_quantity(lo, unit)} not shown "
+                                   f"(min {fmt_quantity(float(np.min(x)), unit)})")
+        lines += 1
+    if above:
+        ax.plot([], [], " ", label=f"{above} above {fmt_quantity(hi, unit)} not shown "
+                                   f"(max {fmt_quantity(float(np.max(x)), unit)})")
+        lines += 1
+    return lines
 
 
 def _histogram(title: str, unit: str | None, what: str, x: np.ndarray, median: float, kbest: float | None
                ) -> "Figure":
     fig = fixed_figure(6.4, 3.4, left=0.75, bottom=0.5, top=0.5)
     ax = fig.add_subplot()
-    x = np.asarray(x, dtype=float)
-    lo, hi = float(np.min(x)), tail_cut(x)
-    beyond = int(np.count_nonzero(x > hi))
-    shown = x[x <= hi]
+    x = x[np.isfinite(x)]
+    lo, hi = robust_range([x])
+    shown = x[(x >= lo) & (x <= hi)]
     # A histogram goes logarithmic sooner than the violins: a cluster of slow
     # samples at 10x the median would squeeze the body into one bin.
     log = lo > 0 and hi / lo > HIST_WIDE_SPREAD
@@ -309,9 +355,7 @@ def _histogram(title: str, unit: str | None, what: str, x: np.ndarray, median: f
     if kbest is not None and math.isfinite(kbest):
         ax.axvline(kbest, color=KBEST_COLOUR, linewidth=1.2, linestyle="--",
                    label=f"lebench_kbest {fmt_quantity(kbest, unit)}")
-    if beyond:
-        ax.plot([], [], " ", label=f"{beyond} above {fmt_quantity(hi, unit)} not shown "
-                                   f"(max {fmt_quantity(float(np.max(x)), unit)})")
+    not_shown(ax, x, lo, hi, unit)
     scaled_axis(ax, "x", unit, [lo, hi], what, log)
     ax.set_ylabel("samples")
     set_title(ax, title)
@@ -320,22 +364,30 @@ def _histogram(title: str, unit: str | None, what: str, x: np.ndarray, median: f
 
 
 def _violins(title: str, unit: str | None, what: str, labels: Sequence[str], samples: Sequence[np.ndarray],
-             medians: Sequence[float], log: bool) -> "Figure":
+             medians: Sequence[float]) -> "Figure":
     count = len(samples)
+    everything = np.concatenate([s[np.isfinite(s)] for s in samples])
+    lo, hi = robust_range(samples)
+    log = lo > 0 and hi / lo > WIDE_SPREAD
+    left, right = padded(lo, hi, log)
+    cut = int(np.count_nonzero(everything < left)) > 0, int(np.count_nonzero(everything > right)) > 0
     height = max(2.4, 0.85 + (0.3 if count <= MAX_VIOLINS else 0.2) * count)
+    legend_rows = math.ceil((2 + sum(cut)) / 2)
     # The legend sits under the axis label, where it cannot hide a row.
-    fig = fixed_figure(6.4, height + 0.3, left=label_inches(labels) + 0.25, bottom=0.85, top=0.5)
+    fig = fixed_figure(6.4, height + 0.3 + 0.2 * (legend_rows - 1), left=label_inches(labels) + 0.25,
+                       bottom=0.65 + 0.2 * legend_rows, top=0.5)
     ax = fig.add_subplot()
     positions = np.arange(count, 0, -1)  # first instance at the top
-    data = [thin(np.asarray(s, dtype=float)) for s in samples]
+    data = [thin(s[np.isfinite(s)]) for s in samples]
+    # The violins' density is of the samples on the axis: an outlier off it
+    # would widen the kernel and flatten the body.
+    inside = [d[(d >= left) & (d <= right)] for d in data]
     if log:
         ax.set_xscale("log")
-    flat = [d for d in data if np.ptp(d) == 0]
-    if count <= MAX_VIOLINS and not flat:
+    if count <= MAX_VIOLINS and all(d.size >= 2 and np.ptp(d) > 0 for d in inside):
         # Violins of log-values on a log axis keep their shape readable.
-        shown = [np.log10(d) for d in data] if log else data
-        parts = ax.violinplot(shown, positions=positions, orientation="horizontal", widths=0.8,
-                              showextrema=False)
+        parts = ax.violinplot([np.log10(d) for d in inside] if log else inside, positions=positions,
+                              orientation="horizontal", widths=0.8, showextrema=False)
         for body in parts["bodies"]:
             body.set_facecolor(DATA_COLOUR)
             body.set_alpha(0.45)
@@ -349,11 +401,9 @@ def _violins(title: str, unit: str | None, what: str, labels: Sequence[str], sam
         shape = "boxes: quartiles, whiskers 1.5 IQR"
     ax.scatter(medians, positions, color=MEDIAN_COLOUR, marker="|", s=120, zorder=3, label="median")
     ax.plot([], [], color=DATA_COLOUR, alpha=0.45, linewidth=6, label=shape)
-    lo = min(float(np.min(d)) for d in data)
-    hi = max(float(np.max(d)) for d in data)
+    not_shown(ax, everything, left, right, unit)
     scaled_axis(ax, "x", unit, [lo, hi], what, log)
-    if log:  # the violins were drawn in log10 space: the limits were not updated
-        ax.set_xlim(lo / 1.25, hi * 1.25)
+    ax.set_xlim(left, right)
     ax.set_yticks(positions, labels)
     ax.set_ylim(0.4, count + 0.6)
     set_title(ax, title)
