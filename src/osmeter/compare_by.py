@@ -3,10 +3,15 @@ benchmark instance of every column against a baseline column.
 
 What a column is (docs/compare.md, "By host, kernel or label"):
 
-* its name: `host` the inventory name of a fleet run's host (RunInfo.host),
-  else the machine's hostname; `kernel` the machine's kernel_release;
-  `label` the run's label; a run without one is a column of its own,
-  `run ID`;
+* its runs: `host` one machine (host_keys: its machine_id, which the probe
+  reads off /etc/machine-id, with its hostname; a run without one by its
+  hostname or inventory name), so a local run and a fleet run of one
+  machine are one column; `kernel` the machine's kernel_release; `label`
+  the run's label; a run without one is a column of its own, `run ID`;
+* its name: for `host` the one inventory name its runs were given (not
+  `localhost`), else the machine's hostname, with its machine_id's first
+  digits (or a run id) when two columns would have one name; --baseline
+  also takes any other name of its runs; for `kernel` and `label` the value;
 * the order: by name, numbers compared as numbers (`node2` before
   `node10`, kernel `6.1` before `6.10`); the baseline is `--baseline`, else
   the first column;
@@ -37,7 +42,8 @@ from .comparing import Key, compared_instance, instance_keys
 from .errors import NotFoundError, UsageError
 from .frozen import built
 from .model import BenchResult, RunInfo
-from .sysinfo import KEY_KERNEL, host_of, machine_text
+from .sysinfo import KEY_HOSTNAME, KEY_KERNEL, KEY_MACHINE_ID, machine_identity, machine_text
+from .sysinfo import host_of as host_of  # the report's JSON names each column's run's host
 
 if TYPE_CHECKING:
     from .store.sql import SQLStore
@@ -58,10 +64,11 @@ STATES = (COMPARED, BASELINE, MISSING, SKIP, ERROR, NO_BASELINE, OTHER_UNIT, NO_
 
 
 def column_name(run: RunInfo, by: str) -> str:
-    """The column a run belongs to under --by `by` (`run ID` when the run lacks the fact)."""
+    """The column a run alone belongs to under --by `by` (`run ID` when the run lacks the fact);
+    columns_of groups --by host across runs (host_keys)."""
     if by == "host":
-        value = host_of(run)
-    elif by == "kernel":
+        return host_name([run])
+    if by == "kernel":
         value = machine_text(run.machine, KEY_KERNEL)
     elif by == "label":
         value = run.label
@@ -74,6 +81,99 @@ def natural_key(text: str) -> tuple[Any, ...]:
     """Sort key comparing digit runs as numbers: node2 < node10, 6.1.0 < 6.10.0."""
     parts = re.split(r"(\d+)", text)
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+# --- hosts: one machine, one host -----------------------------------------------
+
+LOOPBACK = re.compile(r"localhost(\.localdomain)?|127\.\d+\.\d+\.\d+|::1", re.IGNORECASE)
+HostKey = tuple[str, ...]
+
+
+def loopback(name: str) -> bool:
+    """An inventory name that names whichever machine runs Ansible: no name for a host."""
+    return LOOPBACK.fullmatch(name) is not None
+
+
+def _own_key(run: RunInfo) -> HostKey:
+    ident = machine_identity(run.machine)
+    if ident is not None:
+        return ("machine", ident)
+    if run.host and not loopback(run.host):
+        return ("inventory", run.host)
+    name = machine_text(run.machine, KEY_HOSTNAME)
+    return ("hostname", name) if name else ("run", str(run.id))
+
+
+def _evidence(run: RunInfo, key: HostKey) -> list[HostKey]:
+    """What ties a run to a machine: its hostname, and its inventory name with it."""
+    name = machine_text(run.machine, KEY_HOSTNAME) or ""
+    if key[0] == "machine":
+        return [("hostname", name)] + ([("inventory", run.host, name)] if run.host else [])
+    return [("hostname", name)] if key[0] == "hostname" else [("inventory", run.host or "", name)]
+
+
+def host_keys(runs: Sequence[RunInfo]) -> dict[int, HostKey]:
+    """Each run's host, by run id (docs/fleet.md, "One machine, one host"):
+
+    * a run whose machine description has a machine_id: that machine
+      (machine_id and hostname, sysinfo.machine_identity), whether it ran
+      locally or through the fleet under any inventory name;
+    * a run without one (an older probe's; a machine without
+      /etc/machine-id): its inventory name, or its hostname for a local run
+      or a fleet run of `localhost`; it joins the one machine among the
+      runs of that hostname (and inventory name) when there is exactly one;
+    * the runs of one machine that one fleet run ran under several
+      inventory names (network namespaces, containers that share the
+      machine's name and ID): a host per inventory name, as the inventory
+      has it.
+    """
+    own = {r.id: _own_key(r) for r in runs}
+    machines: dict[HostKey, set[HostKey]] = {}
+    for r in runs:
+        if own[r.id][0] == "machine":
+            for ev in _evidence(r, own[r.id]):
+                machines.setdefault(ev, set()).add(own[r.id])
+    for r in runs:
+        if own[r.id][0] in ("hostname", "inventory"):
+            found = machines.get(_evidence(r, own[r.id])[0], set())
+            if len(found) == 1:
+                own[r.id] = next(iter(found))
+    named: dict[tuple[HostKey, str], set[str]] = {}
+    for r in runs:
+        if r.fleet and r.host:
+            named.setdefault((own[r.id], r.fleet), set()).add(r.host)
+    split = {key for (key, _), hosts in named.items() if len(hosts) > 1}
+    return {r.id: own[r.id] + ((r.host or "",) if own[r.id] in split else ()) for r in runs}
+
+
+def host_name(runs: Sequence[RunInfo]) -> str:
+    """The name people read for one host's runs (the preferred first): the
+    one inventory name they were given (not localhost), else the machine's
+    hostname."""
+    given = {r.host for r in runs if r.host and not loopback(r.host)}
+    if len(given) == 1:
+        return given.pop()
+    for r in runs:
+        name = machine_text(r.machine, KEY_HOSTNAME)
+        if name:
+            return name
+    return runs[0].host or f"run {runs[0].id}"
+
+
+def _distinct_names(columns: Sequence[Column]) -> None:
+    """Two hosts of one name (two machines called `vm`): each name gets the
+    first digits of its machine_id, or its run's id."""
+    by_name: dict[str, list[Column]] = {}
+    for col in columns:
+        by_name.setdefault(col.name, []).append(col)
+    for name, same in by_name.items():
+        if len(same) < 2:
+            continue
+        ids = [next((r.machine[KEY_MACHINE_ID] for r in col.runs if isinstance(r.machine.get(KEY_MACHINE_ID), str)),
+                    "") for col in same]
+        short = [i[:8] or None for i in ids]
+        for col, tag in zip(same, short):
+            col.name = f"{name} ({tag if tag and short.count(tag) == 1 else f'run {col.run.id}'})"
 
 
 # --- the runs of a fleet run ---------------------------------------------------
@@ -109,6 +209,8 @@ class Column:
     name: str
     runs: list[RunInfo]  # preferred first: complete before incomplete, then newest
     filled: dict[int, int] = field(default_factory=dict)  # run id -> cells taken from it (runs after the first)
+    hosts: Mapping[int, HostKey] = field(default_factory=dict)  # run id -> its host (host_keys)
+    aliases: frozenset[str] = frozenset()  # --by host: the other names of its runs, which --baseline takes
 
     @property
     def run(self) -> RunInfo:
@@ -117,12 +219,14 @@ class Column:
     @property
     def same_host(self) -> list[RunInfo]:
         """The runs a cell may come from: the first, and the others on its host, in order."""
-        host = host_of(self.run)
-        return [r for r in self.runs if r is self.run or (host is not None and host_of(r) == host)]
+        host = self.hosts.get(self.run.id)
+        return [r for r in self.runs if r is self.run or (host is not None and self.hosts.get(r.id) == host)]
 
     def notes(self) -> list[str]:
-        """Which runs the column used, and which it did not."""
-        out = []
+        """Which runs the column used, and which it did not; the other names of its machine."""
+        given = {r.host or machine_text(r.machine, KEY_HOSTNAME) or "" for r in self.runs} - {self.name, ""}
+        own = sorted(given) if self.aliases else []
+        out = [f"{self.name}: also {', '.join(own)} (the same machine)"] if own else []
         if len(self.runs) > 1:
             out.append(f"{self.name}: run {self.run.id} ({self.run.status}, started {self.run.start_time})")
         for r in self.runs[1:]:
@@ -133,19 +237,32 @@ class Column:
 
 
 def columns_of(runs: Sequence[RunInfo], by: str) -> list[Column]:
-    """The runs grouped by `by`, in the columns' order (natural_key of the name)."""
-    groups: dict[str, list[RunInfo]] = {}
+    """The runs grouped by `by` (a host: host_keys), in the columns' order (natural_key of the name)."""
+    hosts = host_keys(runs)
+    groups: dict[Any, list[RunInfo]] = {}
     for r in runs:
-        groups.setdefault(column_name(r, by), []).append(r)
-    return [
-        Column(name, sorted(groups[name], key=_preference, reverse=True))
-        for name in sorted(groups, key=natural_key)
-    ]
+        groups.setdefault(hosts[r.id] if by == "host" else column_name(r, by), []).append(r)
+    columns = []
+    for key, members in groups.items():
+        members = sorted(members, key=_preference, reverse=True)
+        if by != "host":
+            columns.append(Column(key, members, hosts=hosts))
+            continue
+        names = {r.host for r in members if r.host} | {machine_text(r.machine, KEY_HOSTNAME) for r in members}
+        columns.append(Column(host_name(members), members, hosts=hosts,
+                              aliases=frozenset(n for n in names if n)))
+    if by == "host":
+        _distinct_names(columns)
+    return sorted(columns, key=lambda c: natural_key(c.name))
 
 
 def baseline_index(columns: Sequence[Column], baseline: str | None, by: str) -> int:
     if len(columns) < 2:
         only = f" ({columns[0].name})" if columns else ""
+        one = columns[0].runs if columns else []
+        if by == "host" and len(one) > 1:  # a local run and a fleet run of one machine, say
+            only = (f" ({columns[0].name}: runs {', '.join(str(r.id) for r in sorted(one, key=lambda r: r.id))} "
+                    "are of one machine; `osmeter compare RUN RUN` compares two of them)")
         raise UsageError(
             f"compare --by {by} needs at least two columns, and these runs make {len(columns)}{only}: "
             "give more runs, or another --by"
@@ -153,11 +270,15 @@ def baseline_index(columns: Sequence[Column], baseline: str | None, by: str) -> 
     if baseline is None:
         return 0
     names = [c.name for c in columns]
-    if baseline not in names:
-        raise UsageError(
-            f"--baseline {baseline!r} is not a column of --by {by}: the columns are {', '.join(names)}"
-        )
-    return names.index(baseline)
+    if baseline in names:
+        return names.index(baseline)
+    named = [i for i, c in enumerate(columns) if baseline in c.aliases]  # another name of a host's runs
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise UsageError(f"--baseline {baseline!r} names {len(named)} columns of --by {by} "
+                         f"({', '.join(names[i] for i in named)}): give the column's name")
+    raise UsageError(f"--baseline {baseline!r} is not a column of --by {by}: the columns are {', '.join(names)}")
 
 
 # --- the grid --------------------------------------------------------------------

@@ -22,6 +22,7 @@ from .records import check_schema_version
 # The machine keys osmeter itself reads (runs table, warnings). Every other
 # key is shown as it comes.
 KEY_HOSTNAME = "hostname"
+KEY_MACHINE_ID = "machine_id"  # osmeter's app-specific hash of /etc/machine-id (docs/fleet.md)
 KEY_KERNEL = "kernel_release"
 KEY_ARCH = "arch"
 KEY_GOVERNOR = "cpufreq_governor"
@@ -92,6 +93,20 @@ def machine_text(machine: Mapping[str, Any], key: str) -> str | None:
 def host_of(run: Any) -> str | None:
     """The host a run (a model.RunInfo) ran on: the fleet inventory's name, else the machine's hostname."""
     return run.host or machine_text(run.machine, KEY_HOSTNAME)
+
+
+def machine_identity(machine: Mapping[str, Any]) -> str | None:
+    """The machine a description is of, one string per machine: its
+    machine_id (the probe's hash of /etc/machine-id) with its hostname, so
+    that VM clones or containers that share a machine-id but not a name stay
+    apart; None when the description has no machine_id (runs of an older
+    probe, a machine without /etc/machine-id: they go by their hostname).
+    docs/fleet.md, "One machine, one host"."""
+    ident = machine.get(KEY_MACHINE_ID)
+    if not isinstance(ident, str) or not ident:
+        return None
+    name = machine.get(KEY_HOSTNAME)
+    return f"{ident}/{name}" if isinstance(name, str) and name else ident
 
 
 # Lists `osmeter sysinfo` shows as a count unless asked for (--flags): a CPU

@@ -210,6 +210,7 @@ def _attempt(args: argparse.Namespace, st: fleet_state.FleetState, opts: RunOpti
         textsafe.say("note", f"fleet {st.id} was started with the inventory {st.inventory}; its hosts are "
                      f"taken from {inventory} now")
     hosts = list_hosts(session.take_inventory(inventory), args.limit, shown=inventory)
+    session.local_python(hosts)  # `localhost ansible_connection=local`: this Python, not a shim Ansible finds
     probe_args = probe_argv(Path("osmeter-probe"), opts)[1:] + ["--quiet"]
     max_time, instances = check_probe_arguments(probe_args)
     host_timeout = args.host_timeout or default_host_timeout(max_time, instances, opts.repetitions)

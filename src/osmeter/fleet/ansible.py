@@ -6,7 +6,9 @@ in the temporary directory): the copy of the inventory Ansible reads
 (osmeter.fleet.inventory), ansible-runner's inputs and artifacts, the
 fetched files, Ansible's local temporary files and its SSH control sockets
 (ANSIBLE_SSH_CONTROL_PATH_DIR), so the SSH master connections Ansible
-keeps (ControlPersist) are found by their socket's path. On every way out,
+keeps (ControlPersist) are found by their socket's path; and beside the
+inventory's copy, the variables osmeter adds (the Python of a host of the
+local connection: AnsibleSession.local_python). On every way out,
 Ctrl-C included, the session kills each process that names the directory in
 its arguments (ansible-playbook, its workers, ssh, the SSH masters) and then
 removes the directory.
@@ -26,6 +28,7 @@ that callback ansible-runner would install handlers of its own for good.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -36,10 +39,10 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable, Mapping, Sequence
 
 from ..errors import MissingDependencyError, Terminated, UsageError
-from .inventory import copy_inventory
+from .inventory import copy_inventory, local_interpreters, vars_source
 
 PRIVATE_PREFIX = "osmeter-fleet."
 OWNER_FILE = "owner"  # in the private directory: locked while its session lives, with the owner's pid
@@ -118,6 +121,22 @@ def list_hosts(inventory: Path, pattern: str, shown: Path | None = None) -> list
         raise UsageError(f"inventory {shown}: no host matches the pattern {pattern!r}"
                          + (f" ({inventory_message(p.stderr)})" if p.stderr.strip() else ""))
     return hosts
+
+
+def host_vars(inventory: Path) -> dict[str, Any]:
+    """Each host's variables as Ansible resolves them from the inventory
+    (`ansible-inventory --list`'s hostvars: host and group variables and the
+    group_vars/host_vars files merged); {} when it cannot tell (list_hosts
+    has already refused an inventory Ansible cannot read)."""
+    argv = [str(ansible_bin("ansible-inventory")), "-i", str(inventory), "--list"]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                           env={**os.environ, **ansible_env()})
+        doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    except (subprocess.TimeoutExpired, ValueError):
+        return {}
+    found = (doc.get("_meta") or {}).get("hostvars") if isinstance(doc, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def processes_naming(text: str) -> list[int]:
@@ -205,6 +224,7 @@ class AnsibleSession:
     def __init__(self, forks: int, out: IO[str] | None = None) -> None:
         self.forks = forks
         self.inventory: Path | None = None  # the copy Ansible reads (take_inventory)
+        self.sources: list[Path] = []  # inventory sources Ansible reads after it (local_python)
         for gone in remove_abandoned():
             (out or sys.stderr).write(f"osmeter: removed {gone}, left by a fleet run that was killed\n")
         self.private = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX)).absolute()
@@ -241,6 +261,18 @@ class AnsibleSession:
         self.inventory = copy_inventory(path, self.private / "inventory")
         return self.inventory
 
+    def local_python(self, hosts: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Those of `hosts` that Ansible reaches by its local connection with
+        no ansible_python_interpreter get the Python that runs osmeter
+        (osmeter.fleet.inventory.local_interpreters), in a second inventory
+        source; the variables added, by host."""
+        if self.inventory is None:
+            raise RuntimeError("AnsibleSession.local_python before take_inventory")
+        wanted = set(hosts)
+        added = {h: v for h, v in local_interpreters(host_vars(self.inventory)).items() if h in wanted}
+        self.sources = [vars_source(added, self.private / "osmeter-vars.yml")] if added else []
+        return added
+
     def directory(self, name: str) -> Path:
         path = self.private / name
         path.mkdir(parents=True, exist_ok=True)
@@ -276,7 +308,8 @@ class AnsibleSession:
         previous = {s: signal.signal(s, self._on_signal) for s in SIGNALS}
         try:
             result = ansible_runner.run(
-                private_data_dir=str(self.private), ident=f"step{self._count}", inventory=str(self.inventory),
+                private_data_dir=str(self.private), ident=f"step{self._count}",
+                inventory=[str(p) for p in (self.inventory, *self.sources)] if self.sources else str(self.inventory),
                 limit=f"@{limit_file}", forks=self.forks, quiet=True, event_handler=lambda e: handler(e) or True,
                 cancel_callback=lambda: self.cancelled is not None,
                 envvars=ansible_env(self.private, task_timeout=task_timeout),

@@ -5,10 +5,16 @@ Each host gets one line per step on stderr (`  HOST: connecting`,
 output`, `stored run N ...`, `failed: REASON`). A host's first failure is
 its outcome; what happens after it (the `always` clean-up) only records a
 remote directory that could not be removed.
+
+A module whose Python did not run on the host (Ansible's discovery picked
+a pyenv shim; the interpreter named is not there; a Python too old) comes
+back as raw text that is not JSON; its failure names the interpreter, what
+the host said, and the fix (python_failure).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable
@@ -17,6 +23,12 @@ from .. import textsafe
 from .plays import T_ARCH, T_COPY, T_FETCH, T_OLD, T_REMOVE, T_RUN, T_TMP, failure_text
 
 UNREACHABLE = "unreachable"
+# What Ansible says when a module's output was not JSON: its Python did not run
+# (2.19: "Module result deserialization failed", "The module interpreter '...' was not
+# found"; before: "MODULE FAILURE", "... you probably need to set the interpreter").
+PYTHON_SIGNS = ("module result deserialization failed", "module interpreter", "module failure",
+                "need to set the interpreter")
+PYTHON_FIX = "/usr/bin/python3"
 
 
 def say(out: IO[str], host: str, text: str) -> None:
@@ -30,11 +42,35 @@ def timed_out(res: dict[str, Any]) -> bool:
     return any(i.get("timedout") for i in items)
 
 
-def ansible_reason(event: str, res: dict[str, Any]) -> str:
-    """Why a task failed, in a line: `unreachable: MSG` or Ansible's message."""
+def python_failure(res: dict[str, Any], host: str) -> str | None:
+    """Why a module did not run, when it is the host's Python (Ansible got
+    text that is not JSON back, PYTHON_SIGNS), in a line that names the
+    interpreter, the host's words and the fix; else None."""
+    msg = str(res.get("msg") or "")
+    if not any(sign in msg.lower() for sign in PYTHON_SIGNS):
+        return None
+    found = (res.get("ansible_facts") or {}).get("discovered_interpreter_python")
+    named = re.search(r"interpreter '([^']+)'", msg)  # 2.19 names one that is not there
+    which = (f"the Python Ansible's discovery found there, {found}" if found else
+             f"the Python it was told to use, {named.group(1)}" if named else "the Python it was told to use")
+    lines = [s.strip() for s in str(res.get("module_stderr") or res.get("module_stdout") or "").splitlines()
+             if s.strip()]
+    errors = [s for s in lines if re.match(r"\w+(Error|Exception)\b", s)]  # a Python's traceback: its error
+    said = errors[-1] if errors else lines[0] if lines else ""
+    return (f"Ansible's modules did not run with {which}" + (f" ({said[:200]})" if said else "")
+            + f"; set ansible_python_interpreter={PYTHON_FIX} (or another Python the host has) for {host} in the "
+            "inventory (docs/fleet.md, \"The hosts' Python\")")
+
+
+def ansible_reason(event: str, res: dict[str, Any], host: str = "the host") -> str:
+    """Why a task failed, in a line: `unreachable: MSG`, the host's Python
+    that did not run (python_failure), or Ansible's message."""
     msg = str(res.get("msg") or "").strip() or "no message"
     if event == "runner_on_unreachable":
         return f"{UNREACHABLE}: {msg}"
+    python = python_failure(res, host)
+    if python is not None:
+        return python
     if res.get("results"):  # a loop: the first item that failed
         for item in res["results"]:
             if isinstance(item, dict) and item.get("failed"):
@@ -72,7 +108,7 @@ class ArchStep:
                 self._fail(host, f"timed out: Ansible's facts took more than {period} s" if period
                            else "timed out while Ansible read its facts")
             else:
-                self._fail(host, ansible_reason(kind, res))
+                self._fail(host, ansible_reason(kind, res, host))
 
     def _fail(self, host: str, reason: str) -> None:
         if host not in self.failed:
@@ -111,7 +147,7 @@ class RunStep:
         elif kind == "runner_on_ok":
             self._ok(host, task, res)
         elif kind in ("runner_on_failed", "runner_on_unreachable"):
-            self.fail(host, self._reason(kind, task, res))
+            self.fail(host, self._reason(kind, host, task, res))
 
     def _ok(self, host: str, task: str | None, res: dict[str, Any]) -> None:
         if task == T_TMP and isinstance(res.get("path"), str):
@@ -127,14 +163,14 @@ class RunStep:
         elif task == T_REMOVE:
             self.removed(host)
 
-    def _reason(self, kind: str, task: str | None, res: dict[str, Any]) -> str:
+    def _reason(self, kind: str, host: str, task: str | None, res: dict[str, Any]) -> str:
         if timed_out(res) and task != T_REMOVE:
             limit = f"its {self.host_timeout:g} s" if self.host_timeout else "its time"
             reason = f"timed out: the host took more than {limit} (--host-timeout)"
         elif kind == "runner_on_failed" and task == T_RUN:
             return failure_text(res)
         else:
-            reason = ansible_reason(kind, res)
+            reason = ansible_reason(kind, res, host)
         step = {T_OLD: "removing what an earlier attempt left", T_TMP: "making a temporary directory",
                 T_COPY: "copying the probe", T_RUN: "running the probe", T_FETCH: "fetching the output",
                 T_REMOVE: "removing the temporary directory", T_ARCH: "reading its architecture"}.get(task or "")

@@ -19,13 +19,23 @@ up on when it stalls or never ends) and hands Ansible the copy.
 Relative paths inside the inventory (ansible_ssh_private_key_file=keys/k)
 are read by Ansible and ssh from Ansible's working directory, which is
 not the caller's: docs/fleet.md asks for absolute ones.
+
+A host Ansible reaches by its local connection (`localhost
+ansible_connection=local`) runs Ansible's modules on this machine; with no
+ansible_python_interpreter of its own, Ansible's discovery may pick a
+pyenv or asdf shim there and fail with raw JSON text. Such a host gets
+the Python that runs osmeter (local_interpreters), in a second inventory
+source beside the copy (vars_source), which only adds that variable.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import sys
 from pathlib import Path
+from typing import Any, Mapping
 
 from ..errors import UsageError
 from ..inputs import MIB, read_bounded, size_text
@@ -34,6 +44,9 @@ MAX_BYTES = 16 * MIB  # all the inventory's files together
 MAX_FILES = 5000
 MAX_DEPTH = 8
 VARS_DIRS = ("group_vars", "host_vars")
+LOCAL_CONNECTIONS = ("local", "ansible.builtin.local")
+INTERPRETER = "ansible_python_interpreter"
+ENV_INTERPRETER = "ANSIBLE_PYTHON_INTERPRETER"  # Ansible's own setting for every host: then none is added
 
 
 class _Budget:
@@ -110,3 +123,26 @@ def copy_inventory(src: Path, into: Path) -> Path:
         if beside.is_dir() and sub != name:
             _copy_tree(beside, into / sub, budget)
     return into / name
+
+
+def local_interpreters(hostvars: Mapping[str, Mapping[str, Any]], python: str = sys.executable,
+                       env: Mapping[str, str] = os.environ) -> dict[str, dict[str, str]]:
+    """The variables osmeter adds to hosts, by host, from Ansible's resolved
+    variables of each (`ansible-inventory --list`'s hostvars: host, group
+    and group_vars files merged): `ansible_python_interpreter=python` (the
+    Python that runs osmeter) for each host whose ansible_connection is
+    local and that names no interpreter; none when $ANSIBLE_PYTHON_INTERPRETER
+    names one for every host, or when `python` is not a plain path (Ansible
+    would template a `{{`)."""
+    if env.get(ENV_INTERPRETER) or "{" in python:
+        return {}
+    return {host: {INTERPRETER: python} for host, hv in hostvars.items()
+            if isinstance(hv, Mapping) and hv.get("ansible_connection") in LOCAL_CONNECTIONS
+            and hv.get(INTERPRETER) in (None, "")}
+
+
+def vars_source(added: Mapping[str, Mapping[str, str]], into: Path) -> Path:
+    """A YAML inventory (JSON is YAML) that gives these hosts these variables,
+    written to `into`; Ansible reads it after the user's inventory."""
+    into.write_text(json.dumps({"all": {"hosts": {h: dict(v) for h, v in added.items()}}}, indent=1) + "\n")
+    return into

@@ -143,7 +143,7 @@ def build(store: Any, ref: str, names: str, build_reports: Any, all_runs: bool =
     labels = nm.InstanceLabels(nm.row_names(names), [x for r in ordered for x in read[r.id]] if read is not None
                                else cb.results_of(store, outcome, ordered))
     reports = build_reports(store, [str(r.id) for r in ordered], read) if read is not None else []
-    unstored = unstored_hosts(fleet, {h.host for h in hosts})
+    unstored = unstored_hosts(fleet, {r.host for r in runs if r.host})  # inventory names (a column may be a hostname)
     return FleetReport(fleet, hosts, outcome, note, labels, ordered, reports, unstored, left_out=read is None)
 
 
