@@ -80,10 +80,11 @@ def _log_candidates(lo: float, hi: float) -> list[list[float]]:
     return out
 
 
-def _linear_candidates(lo: float, hi: float) -> list[list[float]]:
+def _linear_candidates(lo: float, hi: float, integer: bool = False) -> list[list[float]]:
     from matplotlib.ticker import MaxNLocator
 
-    return [list(MaxNLocator(nbins=n, steps=list(LINEAR_STEPS)).tick_values(lo, hi)) for n in (12, 9, 7, 5, 4, 3, 2, 1)]
+    return [list(MaxNLocator(nbins=n, steps=list(LINEAR_STEPS), integer=integer).tick_values(lo, hi))
+            for n in (12, 9, 7, 5, 4, 3, 2, 1)]
 
 
 def _pow2_candidates(lo: float, hi: float) -> list[list[float]]:
@@ -112,10 +113,11 @@ def choose_ticks(lo: float, hi: float, factor: float, kind: str, length: float, 
                  text: Callable[[float], str]) -> list[float]:
     """The densest candidate set of two or more ticks (raw units) whose
     labels fit (`fits`); when none does, the sparsest (one tick, if that is
-    what it takes). `kind`: "linear", "log" or "pow2"."""
+    what it takes). `kind`: "linear", "integer" (whole numbers only), "log"
+    or "pow2" (powers of two on a log axis)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo] if math.isfinite(lo) else []
-    log = kind != "linear"
+    log = kind in ("log", "pow2")
     if log and lo <= 0:
         return []
     s_lo, s_hi = lo / factor, hi / factor
@@ -126,7 +128,7 @@ def choose_ticks(lo: float, hi: float, factor: float, kind: str, length: float, 
         if s_hi / s_lo < 2:  # as good as linear there: round numbers, evenly spaced
             candidates = _linear_candidates(s_lo, s_hi) + candidates
     else:
-        candidates = _linear_candidates(s_lo, s_hi)
+        candidates = _linear_candidates(s_lo, s_hi, integer=kind == "integer")
     tol = 1e-9 * (s_hi - s_lo)
     fallback: list[float] = []
     for cand in candidates:

@@ -3,35 +3,23 @@
 One instance: a histogram with the median and lebench_kbest marked. Several
 instances (a parameter sweep): one violin per parameter set, or box plots
 when there are too many for violins, labelled by the parameters that differ
-(byte counts in KiB/MiB/GiB). The value axis turns logarithmic when
-the samples span more than plots.WIDE_SPREAD×.
+(byte counts in KiB/MiB/GiB). The value axis spans the samples' robust
+range (plots.robust_range), logarithmic when that spans more than
+plots.WIDE_SPREAD×.
+
+A benchmark measured at three or more values of a numeric parameter also
+gets the cost against that parameter (sweep.py), before its distribution.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
-from ...records import format_params
 from .. import plots
-from ...fmt import human_bytes
 from .base import NamedFigure, RunData
+from .labels import SIZE_PARAMS, figure_params, split_params
+from .sweep import sweep_figures
 
-# Parameters that are byte counts (the catalogue's type "size"): shown in
-# KiB/MiB/GiB in figure labels, where 62 raw counts would be unreadable.
-SIZE_PARAMS = ("size",)
-
-
-def figure_params(params: Mapping[str, Any]) -> str:
-    """Parameters for a figure label: `size=1 MiB, thp=0` (byte counts in
-    binary units, 0 kept as it is: it means "auto"), sorted by key."""
-    parts = []
-    for k in sorted(params):
-        v = params[k]
-        if (k in SIZE_PARAMS or k.endswith("_bytes")) and isinstance(v, int) and not isinstance(v, bool) and v:
-            parts.append(f"{k}={human_bytes(v)}")
-        else:
-            parts.append(format_params({k: v}))
-    return ", ".join(parts)
+__all__ = ["SIZE_PARAMS", "benchmarks", "distribution_figure", "distribution_figures", "figure_params",
+           "split_params"]
 
 
 def benchmarks(data: RunData) -> list[str]:
@@ -41,16 +29,6 @@ def benchmarks(data: RunData) -> list[str]:
         if r.status == "ok" and r.bench not in seen:
             seen.append(r.bench)
     return seen
-
-
-def split_params(params: list[dict]) -> tuple[dict, list[dict]]:
-    """The parameters every instance shares, and what is left of each instance's."""
-    if not params:
-        return {}, []
-    shared = {k: v for k, v in params[0].items() if all(k in p and p[k] == v for p in params[1:])}
-    if len(params) == 1:
-        shared = {}
-    return shared, [{k: v for k, v in p.items() if k not in shared} for p in params]
 
 
 def distribution_figure(data: RunData, bench: str) -> NamedFigure | None:
@@ -83,5 +61,12 @@ def distribution_figure(data: RunData, bench: str) -> NamedFigure | None:
 
 
 def distribution_figures(data: RunData, bench: str | None = None) -> list[NamedFigure]:
-    names = [bench] if bench is not None else benchmarks(data)
-    return [f for f in (distribution_figure(data, name) for name in names) if f is not None]
+    """Each benchmark's figures (`bench`: one's): its parameter sweeps' cost
+    against the parameter (sweep.py), then the distribution of its samples."""
+    out: list[NamedFigure] = []
+    for name in [bench] if bench is not None else benchmarks(data):
+        out += sweep_figures(data, name)
+        dist = distribution_figure(data, name)
+        if dist is not None:
+            out.append(dist)
+    return out
