@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sqlite3
@@ -48,6 +49,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@functools.lru_cache(maxsize=1)
+def _real_probe() -> str | None:
+    return find_probe()
+
+
 @pytest.fixture(scope="session")
 def probe() -> str:
     """The real osmeter-probe; missing is a failure, never a silent skip."""
@@ -72,7 +78,13 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("OSMETER_STORE", str(tmp_path / "store" / "osmeter.db"))
-    monkeypatch.delenv("OSMETER_PROBE", raising=False)
+    # The real probe, named: an installed osmeter finds its own, an editable one none, and what a
+    # table shows (the catalogue's parameter defaults, report.params) must not depend on which
+    real = _real_probe()
+    if real is not None:
+        monkeypatch.setenv("OSMETER_PROBE", real)
+    else:
+        monkeypatch.delenv("OSMETER_PROBE", raising=False)
     for name in list(os.environ):
         if name.startswith("FAKE_PROBE_"):
             monkeypatch.delenv(name)

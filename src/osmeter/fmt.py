@@ -9,7 +9,7 @@ import os
 import re
 import sys
 import textwrap
-from typing import Sequence
+from typing import Mapping, Sequence
 
 
 def fmt_num(value: float | int | None, digits: int = 4) -> str:
@@ -168,6 +168,7 @@ def render_table(
     right: Sequence[bool] = (),
     width: int | None = None,
     wrap: Sequence[int] = (),
+    floors: Mapping[int, int] | None = None,
 ) -> str:
     """Columns padded to their widest cell; `right[i]` right-aligns column i.
 
@@ -177,7 +178,8 @@ def render_table(
     as many lines as its tallest header, shorter ones are blank at the top.
 
     With `width`, the columns listed in `wrap` are narrowed (in that order,
-    never under WRAP_MIN characters) until every line fits in `width`, and
+    never under WRAP_MIN characters nor under `floors[i]`, a column's longest
+    word, which is then never cut) until every line fits in `width`, and
     their cells wrap onto more lines at spaces; a newline in a cell always
     starts a new line. Without `width` every row is one line: a cell's
     newlines show as '; '."""
@@ -193,7 +195,7 @@ def render_table(
             if n > widths[i]:
                 widths[i] = n
     if width is not None:
-        _narrow(widths, head_lines, wrap, width)
+        _narrow(widths, head_lines, wrap, width, floors or {})
     pads = [str.rjust if i < len(right) and right[i] else str.ljust for i in range(len(widths))]
 
     def line(cells: Sequence[str]) -> str:
@@ -214,14 +216,15 @@ def render_table(
 WRAP_MIN = 16  # characters: a wrapped column is never narrower (nor narrower than its header)
 
 
-def _narrow(widths: list[int], head_lines: Sequence[Sequence[str]], wrap: Sequence[int], width: int) -> None:
+def _narrow(widths: list[int], head_lines: Sequence[Sequence[str]], wrap: Sequence[int], width: int,
+            floors: Mapping[int, int]) -> None:
     """Narrow the `wrap` columns, in that order, each down to its floor, until
     the table fits in `width` (or every one is at its floor)."""
     excess = sum(widths) + 2 * (len(widths) - 1) - width
     for i in wrap:
         if excess <= 0:
             return
-        floor = max(WRAP_MIN, *(len(h) for h in head_lines[i]))
+        floor = max(WRAP_MIN, floors.get(i, 0), *(len(h) for h in head_lines[i]))
         step = min(excess, max(0, widths[i] - floor))
         widths[i] -= step
         excess -= step
@@ -251,6 +254,22 @@ def _cell_lines(cell: str, width: int, hang: str = "") -> list[str]:
                     current = hang + current[width:]
         lines.append(current.rstrip())
     return lines
+
+
+def fold(text: str, width: int | None) -> str:
+    """Prose fitted to `width`: each longer line wrapped at spaces, its continuation lines indented
+    two more than it (a word longer than the width stays whole); None: as it is."""
+    if width is None:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        out.extend(textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ",
+                                 break_long_words=False, break_on_hyphens=False) or [line])
+    return "\n".join(out)
 
 
 def render_pairs(pairs: Sequence[tuple[str, str, str]], width: int = 100) -> str:

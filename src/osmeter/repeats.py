@@ -32,12 +32,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .modes import two_modes
 from .quantiles import normal_quantile, t_quantile
 from .stats import CI_LEVEL, FloatArray, Summary, as_samples, summary
 
 UNSTABLE_SPREAD = 0.05  # the compare noise threshold: docs/statistics.md
 UNSTABLE = "unstable"
-BIMODAL = "bimodal"  # the pooled samples have two modes (modes.two_modes; the summary holds them)
+BIMODAL = "bimodal"  # two modes within a repetition's samples (within_bimodal; the summary holds the pooled ones)
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,14 @@ class Pooled:
     flags: tuple[str, ...] = field(default_factory=tuple)  # every repetition's flags, plus `unstable`
 
 
+def within_bimodal(pooled: Summary, samples: Sequence[FloatArray]) -> bool:
+    """The flag `bimodal`: the pooled samples have two modes, and so do one repetition's own. Repetitions
+    that each sit at one level, a different one, make two modes when pooled: that is `unstable`."""
+    if not pooled.bimodal:
+        return False
+    return len(samples) == 1 or any(two_modes(s) is not None for s in samples)
+
+
 def pool(samples: Sequence[FloatArray], reps: Sequence[Repetition], higher_is_better: bool = False) -> Pooled:
     """The statistics of an instance measured in several repetitions.
 
@@ -174,6 +183,6 @@ def pool(samples: Sequence[FloatArray], reps: Sequence[Repetition], higher_is_be
         flags.append(UNSTABLE)
     if any(r.status != "ok" for r in reps):
         flags.append("repetition-failed")
-    if pooled.bimodal:
+    if within_bimodal(pooled, samples):
         flags.append(BIMODAL)
     return Pooled(pooled, sp, tuple(flags))

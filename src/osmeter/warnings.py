@@ -54,8 +54,11 @@ class CodedWarning:
         return f"warning [{self.code}]: {self.message}. {self.advice}"
 
 
-def _instance(r: BenchResult) -> str:
-    return describe_instance(r.bench, r.params)
+ParamsOf = Callable[[BenchResult], Mapping[str, Any]]  # the parameters a warning names an instance by
+
+
+def _every(r: BenchResult) -> Mapping[str, Any]:
+    return r.params
 
 
 def _named(items: Sequence[str]) -> str:
@@ -63,11 +66,18 @@ def _named(items: Sequence[str]) -> str:
     return shown + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
 
 
-def _flagged(ok: Sequence[BenchResult], flag: str, said: Callable[[BenchResult], str]) -> list[str]:
-    return [f"{_instance(r)} ({said(r)})" if said(r) else _instance(r) for r in ok if flag in r.flags]
+def _flagged(ok: Sequence[BenchResult], flag: str, said: Callable[[BenchResult], str], params_of: ParamsOf) -> list[str]:
+    out = []
+    for r in ok:
+        if flag in r.flags:
+            what, note = describe_instance(r.bench, params_of(r)), said(r)
+            out.append(f"{what} ({note})" if note else what)
+    return out
 
 
-def result_warnings(results: Sequence[BenchResult]) -> list[CodedWarning]:
+def result_warnings(results: Sequence[BenchResult], params_of: ParamsOf = _every) -> list[CodedWarning]:
+    """The results' warnings, each instance named by `params_of`'s parameters (report.params: those
+    that vary or differ from the default; every one by default)."""
     ok = [r for r in results if r.summary is not None]
     out = []
     checks = (
@@ -84,10 +94,10 @@ def result_warnings(results: Sequence[BenchResult]) -> list[CodedWarning]:
          "switch (placement, a cache, THP, frequency) before quoting one figure"),
     )
     for flag, said, seen, advice in checks:
-        named = _flagged(ok, flag, said)
+        named = _flagged(ok, flag, said, params_of)
         if named:
             out.append(CodedWarning(flag, f"{seen} for {_named(named)}", advice))
-    few = [f"{_instance(r)} (n={r.summary.n})" for r in ok if r.summary and r.summary.n < FEW_SAMPLES]
+    few = [f"{describe_instance(r.bench, params_of(r))} (n={r.summary.n})" for r in ok if r.summary and r.summary.n < FEW_SAMPLES]
     if few:
         out.append(
             CodedWarning(
@@ -224,7 +234,7 @@ def debug_build_warning(run: RunInfo) -> CodedWarning | None:
     )
 
 
-def run_warnings(run: RunInfo, results: Sequence[BenchResult]) -> list[CodedWarning]:
+def run_warnings(run: RunInfo, results: Sequence[BenchResult], params_of: ParamsOf = _every) -> list[CodedWarning]:
     """Every warning for one stored run: machine and clock first, then results."""
     machine_level = [
         clock_warning(run),
@@ -234,4 +244,4 @@ def run_warnings(run: RunInfo, results: Sequence[BenchResult]) -> list[CodedWarn
         clocksource_warning(run.machine),
         debug_build_warning(run),
     ]
-    return [w for w in machine_level if w is not None] + result_warnings(results)
+    return [w for w in machine_level if w is not None] + result_warnings(results, params_of)

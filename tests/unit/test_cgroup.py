@@ -263,10 +263,12 @@ def real_cgroups() -> cgroup.Hierarchy:
 
 
 def wrapped_probe(tmp_path: Path, fake_probe: FakeProbe) -> Path:
-    """A probe that records its /proc/self/cgroup when it starts, then is the fake probe."""
+    """A probe that records its /proc/self/cgroup when it starts to measure (`run`: not when the summary
+    asks for its catalogue, `list`), then is the fake probe."""
     record = tmp_path / "probe-cgroup"
     wrapper = tmp_path / "probe.sh"
-    wrapper.write_text(f'#!/bin/sh\ncat /proc/self/cgroup > "{record}"\nexec "{FAKE_PROBE}" "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = list ] || cat /proc/self/cgroup > "{record}"\n'
+                       f'exec "{FAKE_PROBE}" "$@"\n')
     wrapper.chmod(0o755)
     fake_probe.monkeypatch.setenv("OSMETER_PROBE", str(wrapper))
     return record

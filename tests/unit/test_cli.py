@@ -143,6 +143,7 @@ def test_probe_not_found(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
     monkeypatch.setattr(probe, "BUNDLED_PROBE", tmp_path / "not-installed")
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("OSMETER_PROBE", raising=False)  # isolated_env names the real probe
     r = cli("list")
     assert r.code == errors.EXIT_PROBE and "osmeter-probe not found" in r.err and "OSMETER_PROBE" in r.err
     monkeypatch.setenv("OSMETER_PROBE", str(DATA / "list.json"))  # not executable

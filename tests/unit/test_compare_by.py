@@ -59,7 +59,7 @@ def test_by_host_text_table(cli, fleet3) -> None:
     head = next(l for l in lines if l.startswith("benchmark"))
     assert head.split()[2:] == ["host-a", "(baseline)", "host-b", "host-c"]
     row = {l.split()[0]: l for l in lines if l.startswith(("syscall.", "cpu.", "mem.", "file."))}
-    assert row["syscall.null"].split()[3:] == ["+100.0%", "slower", "error"]
+    assert row["syscall.null"].split()[4:] == ["+100.0%", "slower", "error"]  # after `ns`, the baseline `50.00 ns`
     assert row["cpu.call"].split()[-4:] == ["+0.0%", "~", "+0.0%", "~"]  # identical samples: not significant
     assert row["mem.bandwidth_read"].split()[-4:] == ["+1.0%", "~", "-20.0%", "slower"]  # a rate that fell is slower
     assert row["file.read_cold"].split()[-3:] == ["skip", "skip", "missing"]

@@ -91,7 +91,7 @@ def test_run_and_show_print_counters_as_their_own_table(cli, fake_probe: FakePro
     assert names == ["task-clock", "page-faults"] and units == ["benchmark", "params", "ns/op", "/op"]
     rows = {l.split()[0]: l.split()[1:] for l in lines if l.startswith(("cpu.", "syscall.", "task.", "file."))}
     assert rows == {"cpu.call": ["args=0", "1.312", "0"], "syscall.null": ["-", "47.50", "0"],
-                    "task.fork": ["touched_mib=1", "70829", "25.25"]}  # file.read_cold was skipped: no counters
+                    "task.fork": ["touched_mib=1", "70,830", "25.25"]}  # file.read_cold was skipped: no counters
     # unsupported counters: one line naming them and the reason, never a column or a cell
     assert r.out.count("unsupported") == 1
     assert f"unsupported: cycles, instructions ({NO_PMU})" in r.out
@@ -160,7 +160,7 @@ def test_markdown_report_has_the_counters_table(cli, counted_run: int) -> None:
     section = md.split("### Performance counters per operation")[1].split("### Machine")[0]
     assert "| benchmark | params | task-clock ns/op | page-faults /op |" in section
     assert "| syscall.null |   | 47.50 | 0 |" in section
-    assert "| task.fork | touched_mib=1 | 70829 | 25.25 |" in section
+    assert "| task.fork | touched_mib=1 | 70,830 | 25.25 |" in section  # 4 digits, thousands separated
     assert md.count("unsupported") == 1 and f"- unsupported: cycles, instructions ({NO_PMU})" in section
     assert md.index("### Results") < md.index("### Performance counters") < md.index("### Machine")
 
@@ -209,8 +209,8 @@ def test_compare_text_shows_counter_deltas_under_the_time(cli, two_counted_runs)
     lines = r.out.splitlines()
     i = next(k for k, l in enumerate(lines) if l.startswith("syscall.null"))
     assert lines[i].endswith("slower")
-    assert lines[i + 1].split() == ["task-clock", "96.00", "105.6", "ns/op", "1.100", "+10.0%"]
-    assert lines[i + 2].split() == ["page-faults", "0.5000", "0.5000", "/op", "1.000", "+0.0%"]
+    assert lines[i + 1].split() == ["task-clock", "96.00", "ns/op", "105.6", "ns/op", "1.100", "+10.0%"]
+    assert lines[i + 2].split() == ["page-faults", "0.5000", "/op", "0.5000", "/op", "1.000", "+0.0%"]
     j = next(k for k, l in enumerate(lines) if l.startswith("cpu.call"))
     assert not lines[j + 1].startswith("  ")  # counted in the baseline only: nothing to compare
     assert "indented rows: performance counters per operation" in r.out

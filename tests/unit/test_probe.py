@@ -28,6 +28,7 @@ def no_bundled_probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_env_wins_then_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("OSMETER_PROBE", raising=False)  # isolated_env names the real probe
     on_path = executable(tmp_path / "osmeter-probe")
     chosen = executable(tmp_path / "my-probe")
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -37,6 +38,7 @@ def test_env_wins_then_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 
 def test_bundled_probe_comes_before_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("OSMETER_PROBE", raising=False)
     executable(tmp_path / "osmeter-probe")
     monkeypatch.setenv("PATH", str(tmp_path))
     (tmp_path / "pkg" / "bin").mkdir(parents=True)
@@ -46,6 +48,7 @@ def test_bundled_probe_comes_before_path(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_missing_probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("OSMETER_PROBE", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ProbeError, match="osmeter-probe not found"):
         probe.locate_probe()

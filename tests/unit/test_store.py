@@ -628,3 +628,47 @@ def test_canonical_params_remembered_per_type() -> None:
     keys = list(instance_keys(results))
     assert [k[1] for k in keys] == ['{"v":1}', '{"v":1.0}', '{"v":true}', '{"v":[1]}', '{"v":1}']
     assert [k[2] for k in keys] == [0, 0, 0, 0, 1]
+
+
+def test_revision_0010_fills_in_the_quartiles_and_modes_of_results_stored_before(tmp_path: Path) -> None:
+    """A store of 0009 (no p25/p75/mode columns) opened by this osmeter: each result's quartiles and
+    modes come from its own samples; `bimodal` is added where one repetition's samples have two modes,
+    not where two repetitions sit at two levels; a result whose samples are damaged keeps NULL."""
+    import sqlite3
+
+    import numpy as np
+
+    from tests.synthetic import add_run
+
+    rng = np.random.default_rng(11)
+    two = np.concatenate([rng.normal(1600, 30, 800), rng.normal(1900, 40, 1200)])
+    levels = np.concatenate([rng.normal(1600, 30, 1000), rng.normal(1900, 40, 1000)])  # two repetitions
+    calm = rng.normal(1000, 10, 2000)
+    path = tmp_path / "s.db"
+    add_run(path, [("a.two", {}, "ns", two), ("b.levels", {}, "ns", levels), ("c.calm", {}, "ns", calm),
+                   ("d.damaged", {}, "ns", calm)])
+    db = sqlite3.connect(path)
+    reps = json.dumps([{"status": "ok", "n": 1000}, {"status": "ok", "n": 1000}])
+    db.execute("UPDATE results SET repetitions = ? WHERE seq = 1", (reps,))
+    db.execute("UPDATE results SET samples = x'00' WHERE seq = 3")
+    for c in ("p25", "p75", "mode_low", "mode_high"):
+        db.execute(f"ALTER TABLE results DROP COLUMN {c}")
+    db.execute("UPDATE results SET flags = '[]'")
+    db.execute("UPDATE alembic_version SET version_num = '0009'")
+    db.execute("DELETE FROM schema_migrations WHERE version = 10")
+    db.commit()
+    db.close()
+    store = open_store(str(path), create=False)
+    try:
+        assert store.schema_version() == head_version()
+        got = {r.bench: r for r in store.results(1)}
+    finally:
+        store.close()
+    for name, x in (("a.two", two), ("b.levels", levels), ("c.calm", calm)):
+        s = got[name].summary
+        assert s is not None and [s.p25, s.p75] == pytest.approx(list(np.percentile(x, [25, 75])), rel=1e-12)
+    assert got["a.two"].flags == ("bimodal",) and got["a.two"].summary.mode_low == pytest.approx(1600, rel=0.03)
+    assert got["b.levels"].flags == () and got["b.levels"].summary.bimodal  # the pooled modes, not the flag
+    assert got["c.calm"].flags == () and not got["c.calm"].summary.bimodal
+    damaged = got["d.damaged"].summary
+    assert damaged is not None and math.isnan(damaged.p25) and math.isnan(damaged.mode_low)

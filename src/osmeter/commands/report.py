@@ -52,6 +52,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--all-runs", action="store_true",
                    help=f"with --fleet: every run's section, also in a fleet run of more than "
                    f"{INLINE_RUNS} runs (whose report otherwise leaves them out: `osmeter report RUN` writes one)")
+    p.add_argument("--wide", action="store_true",
+                   help="every parameter of every result, defaults included, and the text report's every column "
+                   "on one line (default: the parameters that vary or differ from the default)")
     nm.add_names_option(p)
     add_store_option(p)
     return p
@@ -88,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with nullcontext() if draws_figures(fmt, args.fleet, args.run_figures) else paused():
             text = render(store, args.runs or ["latest"], fmt, predictions, args.expect or "", args.names,
-                          args.fleet, run_figures=args.run_figures, progress=_progress, all_runs=args.all_runs)
+                          args.fleet, run_figures=args.run_figures, progress=_progress, all_runs=args.all_runs,
+                          wide=args.wide)
     finally:
         store.close()
     if output is not None:

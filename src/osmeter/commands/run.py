@@ -36,7 +36,7 @@ from .options import (
     positive_float,
     positive_int,
 )
-from .show import render_stored_run
+from .show import add_wide_option, render_stored_run
 
 NAME = "run"
 _PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -122,6 +122,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="run the probe inside a new memory cgroup limited to SIZE (e.g. 512M; needs root), so the page "
         "cache it fills is charged to SIZE (file.cache_sweep finds that size); removed afterwards",
     )
+    add_wide_option(p)
     add_store_option(p)
     add_json_option(p, "the run")
     return p
@@ -153,10 +154,12 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
     )
 
 
-def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool, cg: cgroup.MemoryCgroup | None = None) -> int:
-    """Run and store; with `cg` (--cgroup-mem) the probe runs inside that memory cgroup."""
+def execute(opts: RunOptions, store: Store, probe: Path, as_json: bool, cg: cgroup.MemoryCgroup | None = None,
+            wide: bool = False) -> int:
+    """Run and store; with `cg` (--cgroup-mem) the probe runs inside that memory cgroup; `wide`: the
+    summary's every column and parameter (--wide)."""
     recorder, outcome, status = record_run(opts, store, probe, cg)
-    sys.stdout.write(render_stored_run(store, str(recorder.run_id), as_json))
+    sys.stdout.write(render_stored_run(store, str(recorder.run_id), as_json, wide=wide))
     sys.stdout.flush()
     return verdict(recorder, outcome, status)
 
@@ -169,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         probe = locate_probe()
         if opts.cgroup_mem is None:
-            return execute(opts, store, probe, args.json)
+            return execute(opts, store, probe, args.json, wide=args.wide)
         with cgroup.MemoryCgroup.create(opts.cgroup_mem) as cg:  # removed on every way out
-            return execute(opts, store, probe, args.json, cg)
+            return execute(opts, store, probe, args.json, cg, args.wide)
     finally:
         store.close()

@@ -23,7 +23,7 @@ from . import plots
 from .compare_table import CAVEAT_MARK, cell_title  # one mark for both heatmaps
 from .escaping import esc
 from .tables import Cell, Column, Row, Table, html_cell, html_frame, html_td, quick_cell, value_cell
-from ..fmt import fmt_num
+from ..fmt import fmt_num, fmt_quantity
 from ..frozen import built
 
 WHITE = "#ffffff"
@@ -82,8 +82,9 @@ def _compared_look(c: Comparison, caveat: str) -> tuple[str, str]:
             plots.percent_text(c.change) + (CAVEAT_MARK if caveat else ""))
 
 
-def look(cell: cb.Cell) -> Look:
-    """A heatmap cell: colour, the change in whole percent (or the state's word), and its marks."""
+def look(cell: cb.Cell, unit: str | None = None) -> Look:
+    """A heatmap cell: colour, the change in whole percent (or the state's word: the baseline's median,
+    scaled in `unit`'s steps), and its marks."""
     c = cell.comparison
     if c is not None:
         caveat = c.caveat
@@ -91,7 +92,7 @@ def look(cell: cb.Cell) -> Look:
         return built(Look, {"colour": colour, "text": text, "muted": math.isnan(c.ratio) or not c.significant,
                             "caveat": bool(caveat)})
     if cell.state == cb.BASELINE:
-        return Look(BASE_COLOUR, fmt_num(cell.median, 3), False, False)
+        return Look(BASE_COLOUR, fmt_quantity(cell.median, unit, 3) if unit else fmt_num(cell.median, 3), False, False)
     return Look(WHITE, STATE_WORDS.get(cell.state, cell.state), True, False)
 
 
@@ -106,11 +107,11 @@ def change_text(c: Comparison) -> str:
     return f"{100 * c.change:+.1f}%{mark}" + (f" {CAVEAT_MARK}" if c.caveat else "")
 
 
-def cell_text(cell: cb.Cell) -> str:
+def cell_text(cell: cb.Cell, unit: str | None = None) -> str:
     if cell.comparison is not None:
         return change_text(cell.comparison)
     if cell.state == cb.BASELINE:
-        return fmt_num(cell.median)
+        return fmt_quantity(cell.median, unit)
     return STATE_WORDS.get(cell.state, cell.state)
 
 
@@ -158,15 +159,15 @@ def _compared_td(cell: cb.Cell, column: cb.Column, instance: str) -> str:
 
 def _state_cell(cell: cb.Cell, column: cb.Column, row: cb.Row, instance: str) -> Cell:
     """A cell of the page that is not compared: the baseline's median, or the state's word."""
-    lk = look(cell)
+    lk = look(cell, row.unit)
     if cell.state == cb.BASELINE:
         css = "cell base"
-        title = f"{instance}\nbaseline: run {cell.run_id}, median {lk.text} {row.unit or ''}"
+        title = f"{instance}\nbaseline: run {cell.run_id}, median {fmt_quantity(cell.median, row.unit)}"
     else:
         css = "cell missing"
         title = f"{instance}\n{column.name}: {STATE_MEANINGS[cell.state]}" + (
             f"\n{cell.reason}" if cell.reason else "")
-    return Cell(cell_text(cell), html=esc(lk.text), css=css, title=title + _from_other_run(cell, column),
+    return Cell(cell_text(cell, row.unit), html=esc(lk.text), css=css, title=title + _from_other_run(cell, column),
                 style=f"background:{lk.colour}" if lk.colour != WHITE else "")
 
 
@@ -184,7 +185,7 @@ def heatmap_table(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> Table:
     column: the change and verdict mark (cell_text), the baseline's median, or the state's word. The
     page's is heatmap_html."""
     rows = [Row((Cell(row_name(row, labels)), Cell(row.unit or "-"),
-                 *(quick_cell(text=cell_text(c)) for c in row.cells))) for row in ordered_rows(outcome, labels)]
+                 *(quick_cell(text=cell_text(c, row.unit)) for c in row.cells))) for row in ordered_rows(outcome, labels)]
     return Table(_columns(outcome), tuple(rows))
 
 

@@ -16,13 +16,25 @@ from . import plots
 from .escaping import esc
 from .names import run_subtitle
 from .tables import Cell, Column, Row, Table, to_html
-from ..fmt import fmt_num
+from ..fmt import fmt_num, scale_of
 
 STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
 
 
 def stat_unit(st: StatChange) -> str:
     return f"{st.unit}^2" if st.stat == STAT_VARIANCE and st.unit else st.unit or ""
+
+
+def stat_values(st: StatChange) -> tuple[str, str]:
+    """The baseline's and the run's value, scaled in the baseline's step: a maximum as its unit
+    ('1.204 ms'), a variance as that unit squared ('3.1 ms^2', the step of its square root)."""
+    if st.stat == STAT_VARIANCE and st.unit:
+        root = math.sqrt(st.baseline) if st.baseline == st.baseline and st.baseline > 0 else math.nan
+        scale = scale_of(root, st.unit)
+        return tuple(f"{fmt_num(v / scale.factor ** 2)} {scale.suffix}^2" if v == v else "-"  # type: ignore[return-value]
+                     for v in (st.baseline, st.value))
+    scale = scale_of(st.baseline, st.unit)
+    return scale(st.baseline), scale(st.value)
 
 
 def stat_rows(c: Comparison) -> list[list[str]]:
@@ -32,9 +44,7 @@ def stat_rows(c: Comparison) -> list[list[str]]:
             f"  {st.stat}",
             "",
             "",
-            fmt_num(st.baseline),
-            fmt_num(st.value),
-            stat_unit(st),
+            *stat_values(st),
             "-" if math.isnan(st.ratio) else f"{st.ratio:.3f}",
             "-" if math.isnan(st.p_value) else f"p={st.p_value:.2g}",
             "-" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%",
@@ -79,7 +89,8 @@ def summary_lines(comparisons: Sequence[Comparison], threshold: float) -> list[s
 def stat_line(st: StatChange) -> str:
     """`max 120.0 → 310.0 (+158.3%, higher): 7 of the run's ... ; p=0.001`."""
     change = "n/a" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%"
-    return f"{st.stat} {fmt_num(st.baseline)} → {fmt_num(st.value)} ({change}, {st.verdict}): {st.test}"
+    baseline, value = stat_values(st)
+    return f"{st.stat} {baseline} → {value} ({change}, {st.verdict}): {st.test}"
 
 
 def _stat_cell(c: Comparison | None, name: str) -> str:
@@ -102,7 +113,7 @@ SIGNIFICANT_COLUMNS = (Column("benchmark"), Column("params"), Column("run", True
 def _significant_table(significant: Sequence[tuple[Comparison, StatChange]]) -> str:
     rows = tuple(
         Row((Cell(c.bench, css="mono"), Cell(format_params(c.params), css="mono"), Cell(str(c.run_id)), Cell(st.stat),
-             Cell(fmt_num(st.baseline)), Cell(fmt_num(st.value)), Cell(f"{100 * st.change:+.1f}%"),
+             *(Cell(v) for v in stat_values(st)), Cell(f"{100 * st.change:+.1f}%"),
              Cell(f"{st.p_value:.2g}"), Cell(st.verdict, html=f'<span class="badge">{esc(st.verdict)}</span>'),
              Cell(st.test)))
         for c, st in sorted(significant, key=lambda x: -x[1].worse)

@@ -4,7 +4,8 @@ significant changes), and the words its cells and hovers share with the
 heatmaps: a change, a verdict with its caveat, a counter's delta.
 
 A row is one compared instance: its benchmark and parameters, the run, the
-baseline's and the run's medians, the unit, the ratio of medians with its 95 %
+baseline's and the run's medians (both in the baseline's unit step: 2.664 ms
+and 2.620 ms, fmt.scale_of), the ratio of medians with its 95 %
 interval, the change and the verdict (with the flags that qualify it). The
 terminal puts the maximum/variance tests and the counters as indented rows
 under their instance; the page has those in sections of their own, and the
@@ -18,7 +19,7 @@ from typing import Callable, Sequence
 
 from .. import counters as ctr
 from ..compare import Comparison
-from ..fmt import fmt_num
+from ..fmt import fmt_num, scale_of
 from ..records import describe_instance, format_params
 from . import compare_stats as cs
 from . import flags as fl
@@ -26,8 +27,8 @@ from . import names as nm
 from .escaping import esc
 from .tables import Cell, Column, Row, Table
 
-HEADERS = ("benchmark", "params", "run", "baseline", "median", "unit", "ratio", "95% CI", "change", "verdict")
-RIGHT = (False, False, True, True, True, False, True, True, True, False)
+HEADERS = ("benchmark", "params", "run", "baseline", "median", "ratio", "95% CI", "change", "verdict")
+RIGHT = (False, False, True, True, True, True, True, True, False)
 LEAD = "LEBench row"
 COUNTERS = "counters per operation (baseline → run)"
 CAVEAT_MARK = "!"  # after a heatmap cell's change: a figure behind it carries a flag
@@ -60,7 +61,7 @@ def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = (), instance:
     text = (
         f"{instance if instance is not None else describe_instance(c.bench, c.params)}\n"
         f"run {c.run_id} vs baseline {c.baseline_id}\n"
-        f"median {fmt_num(c.median)} vs {fmt_num(c.baseline_median)} {c.unit or ''}\n"
+        f"median {_medians(c)[1]} vs {_medians(c)[0]}\n"
         f"ratio {c.ratio:.4f}, 95% CI {c.ci_low:.4f} .. {c.ci_high:.4f} ({c.method})\n{c.verdict}"
     )
     if c.stats:
@@ -82,17 +83,23 @@ def _verdict_html(c: Comparison) -> str:
     return f'<span class="badge {esc(c.verdict)}">{esc(c.verdict)}</span>{caveat}'
 
 
+def _medians(c: Comparison) -> tuple[str, str]:
+    """The baseline's and the run's medians, both in the baseline's unit step: ('2.664 ms', '2.620 ms')."""
+    scale = scale_of(c.baseline_median, c.unit)
+    return scale(c.baseline_median), scale(c.median)
+
+
 def comparison_cells(c: Comparison) -> tuple[Cell, ...]:
     """One compared instance in HEADERS' columns."""
     nan = math.isnan(c.ratio)
     ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
+    baseline, median = _medians(c)
     return (
         Cell(c.bench, css="mono"),
         Cell(format_params(c.params), css="mono"),
         Cell(str(c.run_id)),
-        Cell(fmt_num(c.baseline_median)),
-        Cell(fmt_num(c.median)),
-        Cell(c.unit or ""),
+        Cell(baseline),
+        Cell(median),
         Cell("-" if nan else f"{c.ratio:.3f}"),
         Cell(ci, md=f"{c.ci_low:.3f} – {c.ci_high:.3f}"),
         Cell("-" if nan else f"{100 * c.change:+.1f}%", md=change_text(c)),
@@ -106,12 +113,12 @@ def _plain(texts: Sequence[str], lead: bool) -> Row:
 
 def counter_rows(deltas: Sequence[ctr.CounterDelta]) -> list[list[str]]:
     """The counters of one comparison as indented rows under it, in HEADERS' columns."""
-    return [
-        [f"  {d.name}", "", "", ("~" if d.multiplexed else "") + fmt_num(d.baseline),
-         ("~" if d.multiplexed else "") + fmt_num(d.value), ctr.unit_label(d.unit), ctr.ratio_text(d), "",
-         ctr.change_text(d), ""]
-        for d in deltas
-    ]
+    rows = []
+    for d in deltas:
+        mark, unit = "~" if d.multiplexed else "", ctr.unit_label(d.unit)
+        rows.append([f"  {d.name}", "", "", f"{mark}{fmt_num(d.baseline)} {unit}".rstrip(),
+                     f"{mark}{fmt_num(d.value)} {unit}".rstrip(), ctr.ratio_text(d), "", ctr.change_text(d), ""])
+    return rows
 
 
 def changes_table(comparisons: Sequence[Comparison], labels: nm.InstanceLabels, counters: CountersOf = no_counters,

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .params import Defaults, ParamsOf, every_param, telling_params
 from ..catalog import LebenchRow
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo, StoredProfile
@@ -230,6 +231,7 @@ class RunReport:
     names: RowNames | None = None  # --names lebench: rows labelled and ordered as LEBench's table
     lebench_rows: tuple[LebenchRow, ...] = ()  # LEBench's table, for a run of the lebench suite
     profiles: tuple[StoredProfile, ...] = ()  # osmeter hotspots: the run's stored profiles
+    params_of: ParamsOf = every_param  # the parameters the tables name an instance by (report.params)
 
     @property
     def run(self) -> RunInfo:
@@ -262,11 +264,15 @@ def build_run_report(
     names: RowNames | None = None,
     lebench_rows: Sequence[LebenchRow] = (),
     results: Sequence[BenchResult] | None = None,
+    defaults: Defaults | None = None,
 ) -> RunReport:
-    """Gather one run's report (`results`: the run's, when already read); raises
-    UsageError for a prediction whose unit does not fit."""
+    """Gather one run's report (`results`: the run's, when already read; `defaults`: the catalogue's
+    parameter defaults, so the tables show only the parameters that vary or differ from them; None:
+    every parameter); raises UsageError for a prediction whose unit does not fit."""
     data = run_data(store, run, results)
-    report = RunReport(data, run_warnings(run, data.results), names=names, lebench_rows=tuple(lebench_rows))
+    params_of = telling_params(data.results, defaults)
+    report = RunReport(data, run_warnings(run, data.results, params_of), names=names,
+                       lebench_rows=tuple(lebench_rows), params_of=params_of)
     report.predictions = match(predictions, data.results, expect_path) if predictions else []
     report.profiles = tuple(store.profiles(run.id))
     if with_figures:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..model import BenchResult
 from ..records import format_params
@@ -64,9 +64,11 @@ def facts(r: BenchResult, skip: Sequence[str] = ()) -> tuple[tuple[str, str], ..
     return tuple(pairs)
 
 
-def groups(results: Sequence[BenchResult], skip_for: dict[int, Sequence[str]] | None = None) -> list[Group]:
+def groups(results: Sequence[BenchResult], skip_for: dict[int, Sequence[str]] | None = None,
+           params_of: Callable[[BenchResult], Mapping[str, Any]] = lambda r: r.params) -> list[Group]:
     """The results that recorded facts, grouped by benchmark and facts, in run order.
-    `skip_for`: per result seq, keys another part of the view shows already."""
+    `skip_for`: per result seq, keys another part of the view shows already; `params_of`: the
+    parameters each instance is named by (report.params)."""
     skip_for = skip_for or {}
     count: dict[str, int] = {}
     for r in results:
@@ -75,7 +77,7 @@ def groups(results: Sequence[BenchResult], skip_for: dict[int, Sequence[str]] | 
     for r in results:
         pairs = facts(r, skip_for.get(r.seq, ()))
         if pairs:
-            found.setdefault((r.bench, pairs), []).append(format_params(r.params))
+            found.setdefault((r.bench, pairs), []).append(format_params(params_of(r)))
     return [Group(bench, tuple(inst), len(inst) == count[bench], pairs) for (bench, pairs), inst in found.items()]
 
 

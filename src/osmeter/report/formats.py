@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from .params import Defaults, catalog_defaults
 from ..errors import UsageError
 from ..model import BenchResult
 from ..store.base import Store
@@ -50,6 +51,7 @@ def build_reports(
     names: str = "osmeter",
     read: Mapping[int, Sequence[BenchResult]] | None = None,
     progress: Callable[[str], None] | None = None,
+    defaults: Defaults | None = None,
 ) -> list[RunReport]:
     """Each run's report. `read`: results already read, by run id (not read
     again); `progress` is told of each run whose figures are drawn, when
@@ -71,7 +73,7 @@ def build_reports(
         if progress is not None and with_figures and len(runs) > 1:
             progress(f"drawing the figures of run {info.id} ({i} of {len(runs)})")
         reports.append(build_run_report(store, info, predictions, expect_path, with_figures, row_names, rows,
-                                        results=read.get(info.id)))
+                                        results=read.get(info.id), defaults=defaults))
     return reports
 
 
@@ -92,6 +94,7 @@ def render(
     run_figures: bool = False,
     progress: Callable[[str], None] | None = None,
     all_runs: bool = False,
+    wide: bool = False,
 ) -> str:
     """The report of the runs `refs` as text in format `fmt`; `names`: osmeter or lebench.
     A fleet run's report draws its runs' figures only when `run_figures` (HTML); it has every run's
@@ -102,5 +105,5 @@ def render(
             read=read, progress=progress), all_runs=all_runs or run_figures or bool(predictions))
         return FORMATS[fmt].fleet(report, expect_path)
     reports = build_reports(store, refs, predictions, expect_path, with_figures=draws_figures(fmt, None, False),
-                            names=names)
+                            names=names, defaults=None if wide else catalog_defaults())
     return FORMATS[fmt].runs(reports, expect_path)

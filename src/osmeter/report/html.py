@@ -30,10 +30,10 @@ from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
 from .escaping import esc
 from .names import run_subtitle, run_title
 from .counters_table import counters_table
-from .results_table import results_table
+from .results_table import SPREAD_NOTE, results_table
 from .tables import Cell, Column, Table, to_html, value_cell
 from .tables import Row as TableRow
-from ..fmt import fmt_num
+from ..fmt import fmt_num, fmt_quantity
 
 WIDE_FIGURE_IN = 4.5  # inches: a taller distribution figure gets the page's whole width
 
@@ -99,7 +99,7 @@ def bit_rates_html(report: RunReport) -> str:
 def facts_html(report: RunReport) -> str:
     """What the results recorded in words (report.facts), one row per group of results; '' when none.
     Every key and value escaped: they come from the probe and, for net, partly from a remote peer."""
-    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)])
+    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)], params_of=report.params_of)
     if not groups:
         return ""
     rows = tuple(
@@ -159,13 +159,14 @@ def predictions_html(report: RunReport, path: str) -> str:
         if measured is None:
             measured_cells: tuple[Cell, ...] = (Cell("not measured in this run", css="reason", span=2),)
         else:
-            measured_cells = (Cell(fmt_num(measured)), Cell(ratio_text(c.ratio)))
+            measured_cells = (Cell(fmt_quantity(measured, shown_unit)), Cell(ratio_text(c.ratio)))
         params = format_params(c.result.params) if c.result else format_params(p.params)
+        predicted = fmt_quantity(p.stored_value, p.stored_unit)
         rows.append(TableRow((Cell(p.bench, css="mono"), Cell(params, css="mono"),
-                              Cell(fmt_num(p.stored_value), html=esc(fmt_num(p.stored_value)) + as_given),
-                              *measured_cells, Cell(shown_unit), Cell(p.note or "", css="help"))))
+                              Cell(predicted, html=esc(predicted) + as_given),
+                              *measured_cells, Cell(p.note or "", css="help"))))
     columns = (Column("benchmark"), Column("params"), Column("predicted", True), Column("measured (median)", True),
-               Column("measured / predicted", True), Column("unit"), Column("how it was predicted"))
+               Column("measured / predicted", True), Column("how it was predicted"))
     intro = (
         f'<p class="muted">From {esc(path)}. A ratio of 1.00× is a prediction spot on; '
         "above 1 the operation costs more than predicted (for a rate: delivers more).</p>\n"
@@ -218,7 +219,8 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
     reps = sm.repetitions_text(results)
     notes = [
         "Statistics of the raw samples (docs/statistics.md): best is the best sample (the minimum, "
-        "the maximum for rates); n counts the samples of every repetition. CV above 5 % in red."
+        "the maximum for rates); n counts the samples of every repetition; every figure of a row in its "
+        "median's unit. " + SPREAD_NOTE + "."
         + (" " + sm.REF_CYCLES_NOTE + "."
            if any(sm.ref_cycles(r) is not None for r in results) else "")
     ]
@@ -240,7 +242,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         "<h3>Results</h3>",
         '<p class="muted">' + "<br>".join(esc(n) for n in notes) + "</p>",
         to_html(results_table(results, report.names, "html", anchors=anchors,
-                              attrs=f'id="summary-{run.id}" class="summary"')),
+                              attrs=f'id="summary-{run.id}" class="summary"', params_of=report.params_of)),
         bit_rates_html(report),
         flag_legend_html(fl.present(results)),
         lebench_notes,

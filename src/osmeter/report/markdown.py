@@ -18,10 +18,10 @@ from . import summary as sm
 from .content import RunReport, machine_rows, ratio_text, setup_rows
 from .escaping import code, inline
 from .counters_table import counters_table
-from .results_table import results_table
+from .results_table import SPREAD_NOTE, results_table
 from .tables import simple, to_markdown
 from .names import run_subtitle, run_title
-from ..fmt import fmt_num
+from ..fmt import fmt_num, fmt_quantity
 
 
 LONG_VALUE = 300  # characters: longer machine values are shortened (the HTML report has them whole)
@@ -75,8 +75,8 @@ def results_section(report: RunReport) -> list[str]:
     ok = [r for r in results if r.summary is not None]
     with_r = sm.needs_r_column(results)
     with_cycles = any(sm.ref_cycles(r) is not None for r in results)
-    out = ["### Results", to_markdown(results_table(results, names, "md"))]
-    notes = []
+    out = ["### Results", to_markdown(results_table(results, names, "md", params_of=report.params_of))]
+    notes = [SPREAD_NOTE + "."]
     if sm.any_unstable_kbest(ok):
         notes.append("\\" + sm.KBEST_FOOTNOTE + ".")
     if with_r:
@@ -101,7 +101,7 @@ def results_section(report: RunReport) -> list[str]:
 def facts_section(report: RunReport) -> list[str]:
     """What the results recorded in words (report.facts: net's peer, file systems, descriptors),
     one row per group of results; nothing when none did."""
-    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)])
+    groups = fc.groups([r for _, r in nm.labelled(report.results, report.names)], params_of=report.params_of)
     if not groups:
         return []
     rows = [[g.who, "\n".join(f"{k}: {v}" for k, v in g.facts)] for g in groups]
@@ -133,13 +133,13 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         for p in report.predictions:
             pred = p.prediction
             given = "" if pred.unit == pred.stored_unit else f" ({fmt_num(pred.value)} {pred.unit})"
-            measured = "not measured" if p.measured is None else fmt_num(p.measured)
+            measured = "not measured" if p.measured is None else fmt_quantity(p.measured, pred.stored_unit)
             params = format_params(p.result.params) if p.result else format_params(pred.params)
-            prow.append([pred.bench, params, fmt_num(pred.stored_value) + given, measured, ratio_text(p.ratio),
-                         pred.stored_unit, pred.note or ""])
+            prow.append([pred.bench, params, fmt_quantity(pred.stored_value, pred.stored_unit) + given, measured,
+                         ratio_text(p.ratio), pred.note or ""])
         out += [
             "### Predictions" + (f" (from {inline(expect_path)})" if expect_path else ""),
-            md_table(["benchmark", "params", "predicted", "measured (median)", "measured / predicted", "unit", "note"],
+            md_table(["benchmark", "params", "predicted", "measured (median)", "measured / predicted", "note"],
                   prow, [False, False, True, True, True, False, False]),
         ]
     out += [

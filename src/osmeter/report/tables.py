@@ -146,11 +146,13 @@ def _spread(row: Row, text: Callable[[Cell], str]) -> list[str]:
     return out
 
 
-def to_text(table: Table, width: int | None = None, wrap: Sequence[int] = ()) -> str:
-    """Columns padded to their widest cell (osmeter.fmt.render_table)."""
+def to_text(table: Table, width: int | None = None, wrap: Sequence[int] = (), whole_words: bool = False) -> str:
+    """Columns padded to their widest cell (osmeter.fmt.render_table); with `width`, the `wrap`
+    columns narrowed to fit it, and with `whole_words` never narrower than their longest word."""
     table = table.shown_in("text")
     rows = [_spread(r, lambda c: c.text) for r in table.rows]
-    return render_table(table.headers, rows, table.right, width=width, wrap=wrap)
+    floors = {i: max((len(w) for row in rows for w in row[i].split()), default=0) for i in wrap} if whole_words else None
+    return render_table(table.headers, rows, table.right, width=width, wrap=wrap, floors=floors)
 
 
 def to_markdown(table: Table) -> str:

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from .. import counters as ctr
+from ..fmt import fold
 from .. import textsafe
 from ..catalog import LebenchRow
 from ..cgroup import describe_recorded
@@ -19,7 +20,8 @@ from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .counters_table import counters_table
-from .results_table import results_table
+from .params import ParamsOf, every_param
+from .results_table import SPREAD_NOTE, fold_columns, results_table, shown_columns
 from .tables import to_text
 from .targets import render_targets, shown_keys
 
@@ -27,13 +29,21 @@ if TYPE_CHECKING:
     from .content import RunReport  # the report's sections; content imports the figures (matplotlib)
 
 
-def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None) -> str:
-    """The ok results as a table: median, its CI, best, CV, n, unit, LEBench's k-best, flags
-    (report.results_table, the terminal's view)."""
-    return to_text(results_table(results, names, "text", with_r))
+def summary_table(results: Sequence[BenchResult], names: RowNames | None = None, with_r: bool | None = None,
+                  width: int | None = None, params_of: ParamsOf = every_param, wide: bool = False) -> str:
+    """The ok results as a table: median, its CI, best, spread, tail, n, flags (report.results_table,
+    the terminal's view), its params and flags folded to fit `width`; `wide`: every column, one
+    line per result."""
+    view = "wide" if wide else "text"
+    table = results_table(results, names, view, with_r, params_of=params_of)
+    if wide or width is None:
+        return to_text(table)
+    keys = shown_columns(results, names, view, with_r)
+    return to_text(table, width, fold_columns(keys), whole_words=True)
 
 
 COUNTER_WIDTH = 120  # characters: counter columns beyond it go into another table below
+REPORT_WIDTH = 100  # characters: the plain-text report's lines (a file: no terminal to fit)
 
 
 def _column_chunks(fixed: int, widths: Sequence[int], limit: int) -> list[list[int]]:
@@ -134,21 +144,22 @@ def wrap_pieces(pieces: Sequence[str], width: int, indent: str = "    ", sep: st
     return lines
 
 
-def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH) -> str:
+def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH, params_of: ParamsOf = every_param) -> str:
     """The facts the results recorded (report.facts): each group of results on a line, its facts
     under it wrapped at `width`; what the "files measured in" block lists is left out. '' when none."""
-    groups = fc.groups(results, shown_keys(results))
+    groups = fc.groups(results, shown_keys(results), params_of)
     if not groups:
         return ""
     lines = [fc.HEADING + ":"]
     for g in groups:
         lines.append(f"  {textsafe.line(g.who)}")
-        lines += wrap_pieces([textsafe.line(f"{k}={v}") for k, v in g.facts], width)
+        pieces = wrap_pieces([textsafe.line(f"{k}={v}") for k, v in g.facts], width)
+        lines += fold("\n".join(pieces), width).split("\n")  # a piece longer than the width: at its spaces
     return "\n".join(lines)
 
 
-def _instance(row_name: str | None, r: BenchResult) -> str:
-    what = describe_instance(r.bench, r.params)
+def _instance(row_name: str | None, r: BenchResult, params_of: ParamsOf = every_param) -> str:
+    what = describe_instance(r.bench, params_of(r))
     return f"{row_name} ({what})" if row_name else what
 
 
@@ -159,6 +170,8 @@ def render_run(
     width: int = COUNTER_WIDTH,
     names: RowNames | None = None,
     lebench_rows: Sequence[LebenchRow] = (),
+    params_of: ParamsOf = every_param,
+    wide: bool = False,
 ) -> str:
     """The summary of one run, as `osmeter run` ends and `osmeter show` prints it.
 
@@ -167,17 +180,21 @@ def render_run(
     (pending). Counters, when the run has them, get their own table under
     the summary (render_counters), at most `width` characters wide or as
     wide as the summary table when that is wider. `names` (--names
-    lebench) labels and orders the rows as LEBench does."""
-    parts = [run_heading(run, results)]
+    lebench) labels and orders the rows as LEBench does; `params_of` the
+    parameters shown (report.params); `wide` every column and no folding.
+    Every line fits `width` (prose wrapped, tables folded), but with `wide`."""
+    fit = (lambda text: text) if wide else (lambda text: fold(text, width))
+    parts = [fit(run_heading(run, results))]
     ok = [r for r in results if r.status == "ok"]
     if ok:
         with_r = sm.needs_r_column(results)  # as the heading says: skipped instances count too
-        table = summary_table(ok, names, with_r)
-        notes = []
-        if sm.any_unstable_kbest(ok):
+        table = summary_table(ok, names, with_r, width, params_of, wide)
+        notes = [SPREAD_NOTE]
+        if sm.any_unstable_kbest(ok) and (wide or names is not None):
             notes.append(sm.KBEST_FOOTNOTE)
         if with_r:
             notes.append(sm.R_NOTE)
+        notes = [fit(n) for n in notes]
         notes += fl.legend_lines(fl.present(ok), width)
         parts.append(table + ("\n" + "\n".join(notes) if notes else ""))
         ordered = ordered_ok(ok, names)
@@ -189,23 +206,23 @@ def render_run(
         if counters:
             parts.append(counters)
     others = nm.labelled([r for r in results if r.status != "ok"], names)
-    skipped = [_instance(n, r) + f": {r.reason}" for n, r in others if r.status == "skip"]
+    skipped = [_instance(n, r, params_of) + f": {r.reason}" for n, r in others if r.status == "skip"]
     if skipped:
-        parts.append("skipped:\n" + "\n".join(f"  {line}" for line in skipped))
-    failed = [_instance(n, r) + f": {r.reason}" for n, r in others if r.status == "error"]
+        parts.append(fit("skipped:\n" + "\n".join(f"  {line}" for line in skipped)))
+    failed = [_instance(n, r, params_of) + f": {r.reason}" for n, r in others if r.status == "error"]
     if failed:
-        parts.append("errors:\n" + "\n".join(f"  {line}" for line in failed))
+        parts.append(fit("errors:\n" + "\n".join(f"  {line}" for line in failed)))
     targets = render_targets(results)
     if targets:
-        parts.append(targets)
-    facts = render_facts(results, width)
+        parts.append(fit(targets))
+    facts = render_facts(results, width, params_of)
     if facts:
         parts.append(facts)
     lebench_notes = nm.lebench_notes(run, results, lebench_rows, names)
     if lebench_notes:
         parts.append("\n".join(wrap_list(n, width) for n in lebench_notes))
     if warnings:
-        parts.append("\n".join(w.render() for w in warnings))
+        parts.append(fit("\n".join(w.render() for w in warnings)))
     return "\n\n".join(parts) + "\n"
 
 
@@ -213,5 +230,5 @@ def render_report(reports: Sequence["RunReport"], expect_path: str = "") -> str:
     """The report as plain text: each run as `osmeter show` prints it (no escape sequence,
     control or bidi override from stored text)."""
     return textsafe.terminal("\n".join(
-        render_run(r.run, r.results, r.warnings, COUNTER_WIDTH, r.names, r.lebench_rows) for r in reports
+        render_run(r.run, r.results, r.warnings, REPORT_WIDTH, r.names, r.lebench_rows, r.params_of) for r in reports
     ))

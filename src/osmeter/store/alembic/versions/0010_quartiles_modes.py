@@ -36,7 +36,20 @@ COLUMNS = ("p25", "p75", "mode_low", "mode_high")
 BATCH = 500
 
 
-def _filled(samples: object, n: int, flags: str | None) -> dict | None:
+def _parts(x: np.ndarray, repetitions: object) -> list[np.ndarray]:
+    """The samples split into their repetitions' (pooled in order, ok ones only); whole when the
+    stored repetitions do not add up to them."""
+    try:
+        reps = json.loads(repetitions) if isinstance(repetitions, str) else []
+        counts = [int(r["n"]) for r in reps if isinstance(r, dict) and r.get("status") == "ok"]
+    except (ValueError, TypeError, KeyError):
+        counts = []
+    if len(counts) < 2 or sum(counts) != x.size or min(counts) < 1:
+        return [x]
+    return list(np.split(x, np.cumsum(counts)[:-1]))
+
+
+def _filled(samples: object, n: int, flags: str | None, repetitions: object) -> dict | None:
     """The new columns of one result (and its flags with `bimodal`), or None when its samples are unreadable."""
     try:
         x = decode_samples(bytes(samples), n)  # type: ignore[call-overload]
@@ -49,12 +62,15 @@ def _filled(samples: object, n: int, flags: str | None) -> dict | None:
     row = {"p25": p25, "p75": p75, "mode_low": None, "mode_high": None, "flags": flags}
     if modes is not None:
         row.update(mode_low=modes.low, mode_high=modes.high)
+        parts = _parts(x, repetitions)
+        if len(parts) > 1 and all(two_modes(p) is None for p in parts):
+            return row  # two levels of repetitions, each of one mode: `unstable`, not `bimodal` (within_bimodal)
         try:
             listed = json.loads(flags) if flags else []
         except ValueError:
             listed = None  # damaged flags stay as they are: the reader says so
         if isinstance(listed, list) and "bimodal" not in listed:
-            row["flags"] = json.dumps(listed + ["bimodal"])
+            row["flags"] = json.dumps(listed + ["bimodal"], separators=(",", ":"), ensure_ascii=False)
     return row if math.isfinite(p25) and math.isfinite(p75) else None
 
 
@@ -67,14 +83,14 @@ def upgrade() -> None:
     after = (-1, -1)
     while True:
         rows = bind.execute(sa.text(
-            "SELECT run_id, seq, samples, n, flags FROM results WHERE status = 'ok' AND samples IS NOT NULL "
+            "SELECT run_id, seq, samples, n, flags, repetitions FROM results WHERE status = 'ok' AND samples IS NOT NULL "
             "AND (run_id > :r OR (run_id = :r AND seq > :s)) ORDER BY run_id, seq LIMIT :k"),
             {"r": after[0], "s": after[1], "k": BATCH}).all()
         if not rows:
             break
         updates = []
-        for run_id, seq, samples, n, flags in rows:
-            filled = _filled(samples, int(n or 0), flags) if isinstance(n, int) and n > 0 else None
+        for run_id, seq, samples, n, flags, repetitions in rows:
+            filled = _filled(samples, int(n or 0), flags, repetitions) if isinstance(n, int) and n > 0 else None
             if filled is not None:
                 updates.append({**filled, "run_id": run_id, "seq": seq})
         if updates:
