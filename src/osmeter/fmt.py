@@ -12,19 +12,20 @@ import textwrap
 from typing import Mapping, Sequence
 
 
-def fmt_num(value: float | int | None, digits: int = 4) -> str:
+def fmt_num(value: float | int | None, digits: int = 4, grouped: bool = True) -> str:
     """`digits` significant digits, never an exponent ('-' for missing/NaN).
 
     From 10^digits on, a value is rounded to `digits` significant digits and
     its thousands are separated (7616533.2 -> '7,617,000'); under 10^-3 it
     gets the decimals its digits need (0.000123 -> '0.0001230'). Integers are
-    shown whole, thousands separated from 10 000 on (fmt_count)."""
+    shown whole, thousands separated from 10 000 on (fmt_count). `grouped=False`:
+    no separators (a CSV cell that a program reads)."""
     if value is None or value != value:  # None or NaN
         return "-"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
-        return fmt_count(value)
+        return fmt_count(value) if grouped else str(value)
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if value == 0:
@@ -34,7 +35,7 @@ def fmt_num(value: float | int | None, digits: int = 4) -> str:
     if exponent >= 15:  # beyond any measured quantity (a petasecond in ns): an exponent, not 20 digits
         return f"{value:.{digits - 1}e}"
     if exponent >= digits:
-        return f"{value:,.0f}"
+        return f"{value:,.0f}" if grouped else f"{value:.0f}"
     return f"{value:.{max(0, digits - 1 - exponent)}f}"
 
 

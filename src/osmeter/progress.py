@@ -8,7 +8,7 @@ from typing import IO
 from . import textsafe
 from .recorder import Event, InstanceDone, InstanceStarted, RepetitionStarted, RunStarted
 from .records import describe_instance
-from .fmt import fmt_num
+from .fmt import fmt_quantity
 
 BAR_WIDTH = 24
 
@@ -31,7 +31,7 @@ def done_line(event: InstanceDone, done: int, skips_said: set[tuple[str, str]] |
     median = rep.median if rep is not None else (r.summary.median if r.summary is not None else None)
     flags = rep.flags if rep is not None else r.flags
     if status == "ok" and median is not None:
-        outcome = f"{fmt_num(median)} {r.unit}"
+        outcome = fmt_quantity(median, r.unit)
         if "precision-unmet" in flags:
             outcome += " (precision-unmet)"
     elif status == "skip":

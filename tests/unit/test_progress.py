@@ -40,7 +40,7 @@ def test_plain_lines(store_path) -> None:
         "[2/5] syscall.null ... 45.06 ns",
         "[3/5] file.read_cold size=4096 ... skipped: needs root: cannot drop the page cache "
         "(run as root, or skip file.read_cold)",
-        "[4/5] task.fork touched_mib=1 ... 90,490 ns",
+        "[4/5] task.fork touched_mib=1 ... 90.49 µs",
         "[5/5] ctxsw.pipe placement=same_cpu ... error: fork: Resource temporarily unavailable",
     ]
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
@@ -53,7 +53,7 @@ def test_bar_on_a_terminal(store_path) -> None:
     replay(progress, store_path)
     text = out.getvalue()
     assert "\r\x1b[K[" in text and "] 3/5 task.fork touched_mib=1" in text
-    assert "[4/5] task.fork touched_mib=1 ... 90,490 ns\n" in text
+    assert "[4/5] task.fork touched_mib=1 ... 90.49 µs\n" in text
     assert text.endswith(" ... error: fork: Resource temporarily unavailable\n")  # no bar left behind
     json.dumps(text)  # printable as a whole
 

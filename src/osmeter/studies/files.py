@@ -291,7 +291,8 @@ def table_rows(results: Sequence[Any]) -> list[list[str]]:
             s = r.summary
             mbps = block / s.mean * 1e3 if isinstance(block, int) and s.mean > 0 else None
             resident = r.extra.get("resident_fraction") if r.bench == "file.cache_sweep" else None
-            row += [fmt_num(s.median / 1e3), fmt_num(s.mean / 1e3), fmt_num(mbps),
+            row += [fmt_num(s.median / 1e3, grouped=False), fmt_num(s.mean / 1e3, grouped=False),
+                    fmt_num(mbps, grouped=False),  # the CSV's too: no thousands separators
                     f"{100 * resident:.0f}%" if isinstance(resident, (int, float)) and resident >= 0 else MISSING,
                     "ok"]
         else:
