@@ -19,6 +19,7 @@ from .. import counters as ctr
 from . import flags as fl
 from . import names as nm
 from . import plots
+from .compare_narrow import narrow_heatmap_html
 from .compare_table import CAVEAT_MARK, CountersOf, cell_title, change_text, changes_table, no_counters
 from .html import esc, flag_legend_html, page, value_cell
 from .names import run_subtitle, run_title
@@ -125,8 +126,15 @@ def _instances(comparisons: Sequence[Comparison], labels: nm.InstanceLabels
 
 def _heatmap_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], counters: CountersOf,
                   labels: nm.InstanceLabels) -> str:
-    """The heatmap table: a row per instance, a column per run compared with the baseline."""
+    """The heatmap table: a row per instance, a column per run compared with the baseline
+    (one run: compare_narrow's table, its medians and a bar beside the change)."""
     order, by_key, names = _instances(comparisons, labels)
+    if len(others) == 1:
+        full = {key: describe_instance(key[0], {}) + (f" {key[1]}" if key[1] else "") for key in order}
+        narrow = [(names[key], full[key] if full[key] != names[key] else "", by_key[key].get(others[0].id))
+                  for key in order]
+        return narrow_heatmap_html(narrow, others[0], run_column_label(others[0]),
+                                   lambda c: _heat_cell(c, counters))
     head = "".join(f'<th class="run" title="{esc(run_subtitle(r))}">{esc(run_column_label(r))}</th>' for r in others)
     rows = []
     for key in order:
