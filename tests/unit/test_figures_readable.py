@@ -219,7 +219,8 @@ def test_family_figures_have_plain_scaled_axes():
                             summary=SimpleNamespace(n=100, min=8e4 * mib, mean=1e5 * mib, median=1e5 * mib,
                                                     max=3e5 * mib))
             for mib in (1, 8, 64, 512)]
-    bw = [SimpleNamespace(seq=next(seq), bench="mem.bandwidth", status="ok", params={"op": op, "threads": "1", "size": s},
+    bw = [SimpleNamespace(seq=next(seq), bench="mem.bandwidth", status="ok",
+                          params={"op": op, "threads": "1", "size": s},
                           summary=SimpleNamespace(median=2.3e10 if s < 2**20 else 9.1e9), extra={"size_bytes": s})
           for op in ("read", "write") for s in (4096, 65536, 2**23, 2**26)]
     data = RunData(run=SimpleNamespace(machine=run["machine"]), results=tuple(results) + tuple(fork) + tuple(bw),

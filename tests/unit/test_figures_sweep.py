@@ -61,7 +61,8 @@ def test_a_sweep_is_a_line_of_medians_with_their_interval(store_path: Path) -> N
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(bands) == 2
     for mode, line, band in zip(("process", "thread"), lines, bands):
-        results = sorted((r for r in data.ok("ctxsw.pipe") if r.params["mode"] == mode), key=lambda r: r.params["nproc"])
+        results = sorted((r for r in data.ok("ctxsw.pipe") if r.params["mode"] == mode),
+                         key=lambda r: r.params["nproc"])
         assert list(line.get_xdata()) == list(NPROC)
         assert np.allclose(line.get_ydata(), [r.summary.median for r in results])
         ys = band.get_paths()[0].vertices[:, 1]  # the band: from the lowest ci_low to the highest ci_high

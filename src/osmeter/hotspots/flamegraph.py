@@ -370,4 +370,5 @@ def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "sa
     notes += [f"only in A: {'...;' if more else ''}{';'.join(display_name(f) for f in tail)} "
               f"({100 * w / na:.2f}% of A)" for w, tail, more in gone]
     return _assemble(title, subtitle, root,
-                     lambda top: _frames(root, lambda n: _diff_colour(change(n), largest), tip, top), weight_unit, notes)
+                     lambda top: _frames(root, lambda n: _diff_colour(change(n), largest), tip, top),
+                     weight_unit, notes)
