@@ -114,3 +114,13 @@ def test_runs_shows_a_missing_label_as_a_dash(cli, store_path) -> None:
     import_fixture(store_path)  # no label
     row = cli("runs").out.splitlines()[2].split()
     assert row[:2] == ["1", "-"] and len(row) == 10, row
+
+
+def test_skips_of_one_cause_are_said_once_with_their_instances_under_it() -> None:
+    from osmeter.report.text import by_reason
+
+    lines = by_reason([("task.fork thp=1", "THP is off"), ("ctxsw.pipe", "needs a second CPU"),
+                       ("mem.fault_anon thp=1", "THP is off")])
+    assert lines == ["  THP is off:", "    task.fork thp=1", "    mem.fault_anon thp=1",
+                     "  ctxsw.pipe: needs a second CPU"]
+    assert sum("THP is off" in line for line in lines) == 1

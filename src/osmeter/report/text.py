@@ -158,6 +158,22 @@ def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH, par
     return "\n".join(lines)
 
 
+def by_reason(items: Sequence[tuple[str, str]]) -> list[str]:
+    """Skipped instances, each reason said once: `  what: why` for a reason of one instance, else the
+    reason and its instances under it, in the order they first came."""
+    groups: dict[str, list[str]] = {}
+    for what, why in items:
+        groups.setdefault(why, []).append(what)
+    lines = []
+    for why, whats in groups.items():
+        if len(whats) == 1:
+            lines.append(f"  {whats[0]}: {why}")
+        else:
+            lines.append(f"  {why}:")
+            lines += [f"    {w}" for w in whats]
+    return lines
+
+
 def _instance(row_name: str | None, r: BenchResult, params_of: ParamsOf = every_param) -> str:
     what = describe_instance(r.bench, params_of(r))
     return f"{row_name} ({what})" if row_name else what
@@ -206,9 +222,9 @@ def render_run(
         if counters:
             parts.append(counters)
     others = nm.labelled([r for r in results if r.status != "ok"], names)
-    skipped = [_instance(n, r, params_of) + f": {r.reason}" for n, r in others if r.status == "skip"]
+    skipped = by_reason([(_instance(n, r, params_of), r.reason or "") for n, r in others if r.status == "skip"])
     if skipped:
-        parts.append(fit("skipped:\n" + "\n".join(f"  {line}" for line in skipped)))
+        parts.append(fit("skipped:\n" + "\n".join(skipped)))
     failed = [_instance(n, r, params_of) + f": {r.reason}" for n, r in others if r.status == "error"]
     if failed:
         parts.append(fit("errors:\n" + "\n".join(f"  {line}" for line in failed)))
