@@ -30,6 +30,7 @@ from .content import RunReport, Row, machine_rows, ratio_text, setup_rows
 from .escaping import esc
 from .names import run_subtitle, run_title
 from .counters_table import counters_table
+from .headline import report_headline
 from .results_table import SPREAD_NOTE, results_table
 from .tables import Cell, Column, Table, to_html, value_cell
 from .tables import Row as TableRow
@@ -217,6 +218,7 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
     figures, anchors = figures_html(report, prefix)
     results = report.results
     reps = sm.repetitions_text(results)
+    top = report_headline(results, run.machine, report.predictions)
     notes = [
         "Statistics of the raw samples (docs/statistics.md): best is the best sample (the minimum, "
         "the maximum for rates); n counts the samples of every repetition; every figure of a row in its "
@@ -237,6 +239,8 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         f"<h2>{esc(run_title(run))}</h2>",
         f'<p class="sub">{esc(run_subtitle(run))}. Status: {status}; '
         f"{counts.ok} ok, {counts.skip} skipped, {counts.error} failed{esc('; ' + reps if reps else '')}.</p>",
+        *(["<h3>Headline</h3>", '<p class="muted">The figures people quote; every figure is in the results below.</p>',
+            to_html(top)] if top is not None else []),
         "<h3>Warnings</h3>",
         warnings_html(report.warnings, report.failures),
         "<h3>Results</h3>",

@@ -18,6 +18,7 @@ from . import summary as sm
 from .content import RunReport, machine_rows, ratio_text, setup_rows
 from .escaping import code, inline
 from .counters_table import counters_table
+from .headline import report_headline
 from .results_table import SPREAD_NOTE, results_table
 from .tables import simple, to_markdown
 from .names import run_subtitle, run_title
@@ -117,6 +118,12 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
         f"## {inline(run_title(run))}",
         f"{inline(run_subtitle(run))}. Status: {status}; {c.ok} ok, {c.skip} skipped, {c.error} failed"
         + (f"; {inline(reps)}" if reps else "") + ".",
+    ]
+    top = report_headline(report.results, run.machine, report.predictions)
+    if top is not None:
+        out += ["### Headline", "The figures people quote (every figure is in the results below).",
+                to_markdown(top)]
+    out += [
         "### Warnings",
     ]
     if report.warnings:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import counters as ctr
 from ..fmt import fold
@@ -20,6 +20,7 @@ from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .counters_table import counters_table
+from .headline import headline_lines, headline_table
 from .params import ParamsOf, every_param
 from .results_table import SPREAD_NOTE, fold_columns, results_table, shown_columns
 from .tables import to_text
@@ -158,6 +159,21 @@ def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH, par
     return "\n".join(lines)
 
 
+def render_headline(results: Sequence[BenchResult], machine: Any, warnings: Sequence[CodedWarning],
+                    width: int | None, predicted: Any = None) -> str:
+    """The figures people quote (report.headline), the codes of the warnings below; '' without any."""
+    lines = headline_lines(results, machine if isinstance(machine, dict) else None)
+    if not lines:
+        return ""
+    table = headline_table(lines, predicted)
+    flags = [len(table.columns) - 1] if table.columns[-1].header == "flags" else []
+    out = ["headline (the figures people quote; all of them below):",
+           to_text(table, width, [*flags, 0], whole_words=True)]  # the flags, then the figure's name fold
+    if warnings:
+        out.append(fold("warnings below: " + ", ".join(dict.fromkeys(w.code for w in warnings)), width))
+    return "\n".join(out)
+
+
 def by_reason(items: Sequence[tuple[str, str]]) -> list[str]:
     """Skipped instances, each reason said once: `  what: why` for a reason of one instance, else the
     reason and its instances under it, in the order they first came."""
@@ -201,6 +217,9 @@ def render_run(
     Every line fits `width` (prose wrapped, tables folded), but with `wide`."""
     fit = (lambda text: text) if wide else (lambda text: fold(text, width))
     parts = [fit(run_heading(run, results))]
+    top = render_headline(results, run.machine, warnings, None if wide else width)
+    if top:
+        parts.append(top)
     ok = [r for r in results if r.status == "ok"]
     if ok:
         with_r = sm.needs_r_column(results)  # as the heading says: skipped instances count too
