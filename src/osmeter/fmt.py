@@ -208,13 +208,14 @@ def render_table(
         if not wrap and not any("\n" in c for c in row):
             out.append(line(row))
             continue
-        parts = [_cell_lines(c, widths[i]) if i in wrap else c.split("\n") for i, c in enumerate(row)]
+        parts = [_cell_lines(c, widths[i], WRAP_HANG) if i in wrap else c.split("\n") for i, c in enumerate(row)]
         tall = max((len(p) for p in parts), default=1)
         out.extend(line([p[k] if k < len(p) else "" for p in parts]) for k in range(tall))
     return "\n".join(out)
 
 
 WRAP_MIN = 16  # characters: a wrapped column is never narrower (nor narrower than its header)
+WRAP_HANG = "  "  # a folded cell's continuation lines: indented, so they read as its own
 
 
 def _narrow(widths: list[int], head_lines: Sequence[Sequence[str]], wrap: Sequence[int], width: int,

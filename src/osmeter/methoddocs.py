@@ -29,7 +29,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "methods"
+_PACKAGED = Path(__file__).resolve().parent / "docs" / "methods"  # a wheel's copy (CMakeLists.txt installs it)
+_SOURCE = Path(__file__).resolve().parents[2] / "docs" / "methods"  # the source tree's (an editable install)
+DOCS_DIR = _PACKAGED if _PACKAGED.is_dir() else _SOURCE
 DOCS_PREFIX = "docs/methods"  # how a section is named: docs/methods/mem.md#memlatency
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

@@ -24,4 +24,6 @@ def test_readme_sample_counts_match_the_quick_suite(probe: str) -> None:
     assert counts and sum(int(c) for c in counts.groups()) == instances
     # The table has the columns osmeter prints today.
     header = next(line for line in sample.splitlines() if line.startswith("benchmark "))
-    assert header.split()[:3] == ["benchmark", "params", "median"] and "lebench_kbest" in header
+    assert header.split()[:2] == ["benchmark", "median"] and header.split()[-1] == "flags"
+    assert "headline (the figures people quote" in sample and "IQR %" in sample
+    assert max(len(line) for line in sample.splitlines()) <= 100  # COLUMNS=100, as a pipe gets it
