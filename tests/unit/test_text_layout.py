@@ -124,3 +124,31 @@ def test_skips_of_one_cause_are_said_once_with_their_instances_under_it() -> Non
     assert lines == ["  THP is off:", "    task.fork thp=1", "    mem.fault_anon thp=1",
                      "  ctxsw.pipe: needs a second CPU"]
     assert sum("THP is off" in line for line in lines) == 1
+
+
+def test_the_summary_fits_100_columns_without_cutting_a_word() -> None:
+    """Issue 28: `COLUMNS=100 osmeter show` of a standard run: no line over 100 characters; a folded
+    instance or flag keeps its words whole (`source=monotonic_raw`, `calibration-timeout,`); best goes
+    only when the table cannot fit with it."""
+    import numpy as np
+
+    from osmeter import stats
+    from osmeter.model import BenchResult
+    from osmeter.report.text import summary_table
+
+    def r(seq: int, bench: str, params: dict, median: float, flags: tuple = ()) -> BenchResult:
+        x = np.random.default_rng(seq).normal(median, median * 0.02, 12000)
+        return BenchResult(seq=seq, bench=bench, params=params, status="ok", unit="ns",
+                           summary=stats.summary(x), flags=flags)
+
+    calm = [r(0, "cpu.timer_overhead", {"source": "monotonic_raw"}, 30.0), r(1, "syscall.null", {}, 150.0)]
+    text = summary_table(calm, width=100)
+    assert max(len(line) for line in text.splitlines()) <= 100 and " best " in text.splitlines()[1]
+    assert "cpu.timer_overhead source=monotonic_raw " in text  # room enough: one line
+    flagged = calm + [r(2, "mem.fault_file_major", {"size": 1 << 30}, 2.5e6,
+                        ("calibration-timeout", "precision-unmet", "repetition-failed"))]
+    text = summary_table(flagged, width=100)
+    words = text.split()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "calibration-timeout," in words and "mem.fault_file_major" in words and "repetition-failed" in words
+    assert "  source=monotonic_raw" in text.splitlines()  # folded: whole, on its own line, hung under its name

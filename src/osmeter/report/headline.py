@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..fmt import fmt_interval, fmt_quantity, human_bytes
+from ..fmt import fmt_interval, fmt_quantity
 from ..memlevels import analyse_results
 from ..model import BenchResult
 from . import flags as fl
@@ -95,9 +95,8 @@ def _memory_lines(results: Sequence[BenchResult], machine: Mapping[str, Any] | N
     if curve is None:
         return []
     lines = []
-    for lv in curve.detection.levels:
-        size = f"to {human_bytes(lv.last_bytes)}" if lv is not curve.detection.memory else f"from {human_bytes(lv.first_bytes)}"
-        lines.append(Line(f"memory latency, {lv.name} ({size})", fmt_quantity(lv.ns, "ns"),
+    for lv in curve.detection.levels:  # the plateau's median; its sizes: osmeter mem-levels
+        lines.append(Line(f"memory latency, {lv.name}", fmt_quantity(lv.ns, "ns"),
                           fmt_interval(lv.ns_low, lv.ns_high, "ns", lv.ns), ""))
     return lines
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Callable, Iterable, Sequence
 
-from ..fmt import render_table
+from ..fmt import WRAP_HANG, render_table
 from ..frozen import built
 from .escaping import cell as md_cell
 from .escaping import esc
@@ -151,7 +151,9 @@ def to_text(table: Table, width: int | None = None, wrap: Sequence[int] = (), wh
     columns narrowed to fit it, and with `whole_words` never narrower than their longest word."""
     table = table.shown_in("text")
     rows = [_spread(r, lambda c: c.text) for r in table.rows]
-    floors = {i: max((len(w) for row in rows for w in row[i].split()), default=0) for i in wrap} if whole_words else None
+    # a word on a continuation line comes after the hang: the floor holds both
+    floors = {i: len(WRAP_HANG) + max((len(w) for row in rows for w in row[i].split()), default=0)
+              for i in wrap} if whole_words else None
     return render_table(table.headers, rows, table.right, width=width, wrap=wrap, floors=floors)
 
 

@@ -40,7 +40,13 @@ def summary_table(results: Sequence[BenchResult], names: RowNames | None = None,
     if wide or width is None:
         return to_text(table)
     keys = shown_columns(results, names, view, with_r)
-    return to_text(table, width, fold_columns(keys), whole_words=True)
+    text = to_text(table, width, fold_columns(keys), whole_words=True)
+    if "best" in keys and max(len(line) for line in text.splitlines()) > width:
+        # folded to its longest words and still too wide: best goes (--wide, the reports have it)
+        keys = [k for k in keys if k != "best"]
+        text = to_text(table.select([i for i, c in enumerate(table.columns) if c.header != "best"]), width,
+                       fold_columns(keys), whole_words=True)
+    return text
 
 
 COUNTER_WIDTH = 120  # characters: counter columns beyond it go into another table below
@@ -124,9 +130,9 @@ def ordered_ok(ok: Sequence[BenchResult], names: RowNames | None) -> list[BenchR
     return [r for _, r in nm.labelled(ok, names)]
 
 
-def bit_rates(results: Sequence[BenchResult]) -> str:
+def bit_rates(results: Sequence[BenchResult], params_of: ParamsOf = every_param) -> str:
     """The rates the probe also gives in bits (net.tcp_bw), one line each, under the table; '' when none."""
-    lines = [f"  {describe_instance(r.bench, r.params)}: {sm.bits_text(v)}"
+    lines = [f"  {describe_instance(r.bench, params_of(r))}: {sm.bits_text(v)}"
              for r in results if (v := sm.bit_rate(r)) is not None]
     return "\n".join([sm.BIT_RATE_HEADING, *lines]) if lines else ""
 
@@ -233,9 +239,9 @@ def render_run(
         notes += fl.legend_lines(fl.present(ok), width)
         parts.append(table + ("\n" + "\n".join(notes) if notes else ""))
         ordered = ordered_ok(ok, names)
-        bits = bit_rates(ordered)
+        bits = bit_rates(ordered, params_of)
         if bits:
-            parts.append(bits)
+            parts.append(fit(bits))
         # as wide as the terminal, or as the summary above it when that is wider already
         counters = render_counters(ordered, max(width, max(len(line) for line in table.splitlines())))
         if counters:
