@@ -243,7 +243,7 @@ def test_figures_of_a_study_and_only_what_the_run_holds() -> None:
 def test_figure_labels_never_overlap_and_stay_inside() -> None:
     from .test_figures_readable import assert_inside, laid_out
 
-    for nf in net_figures.figures(data_of(study_results())):
+    for nf in [*net_figures.figures(data_of(study_results())), *net_figures.figures(data_of(both_placements()))]:
         fig = nf.figure
         renderer = laid_out(fig)
         for ax in fig.axes:
@@ -251,6 +251,67 @@ def test_figure_labels_never_overlap_and_stay_inside() -> None:
             for (a, box_a), (b, box_b) in combinations(ticks, 2):
                 assert not box_a.overlaps(box_b), f"{nf.name}: {a!r} overlaps {b!r}"
         assert_inside(fig, renderer)
+
+
+def both_placements() -> tuple[BenchResult, ...]:
+    """The study's results and, on loopback, a same-CPU TCP round trip (5 us
+    below the cross-CPU one's 20) and a same-CPU bandwidth (its own panel)."""
+    out = list(study_results())
+    for size in (1, 64, 1024):
+        r = result(len(out), "net.tcp_rtt", [5e3 + size, 5e3 + size + 10], size=size)
+        out.append(BenchResult(seq=r.seq, bench=r.bench, params={**r.params, "placement": "same_cpu"},
+                               status="ok", unit=r.unit, summary=r.summary, batch=1,
+                               record={**r.record, "placement": "same_cpu"}))
+    for d in ("send", "recv"):
+        for w in (4096, 131072):
+            r = result(len(out), "net.tcp_bw", [4e9, 4e9], direction=d, write_size=w, duration=1.0)
+            out.append(BenchResult(seq=r.seq, bench=r.bench, params={**r.params, "placement": "same_cpu"},
+                                   status="ok", unit=r.unit, summary=r.summary, batch=1,
+                                   record={**r.record, "placement": "same_cpu"}))
+    return tuple(out)
+
+
+def test_every_loopback_figure_says_its_placement() -> None:
+    """A 20 us cross-CPU TCP round trip is never drawn next to a same-CPU one
+    (or ping's, same CPU) without saying which: the round trips' legend and
+    lines, the bandwidth panels' titles, the loopback-vs-remote bars' legend."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.lines import Line2D
+
+    results = both_placements()
+    figs = {f.name: f.figure for f in net_figures.figures(data_of(results))}
+    for fig in figs.values():
+        FigureCanvasAgg(fig).draw()  # rendered with Agg, as the study writes them
+    assert net_figures.located(results[0]) == "loopback, cross CPU"
+    assert net_figures.located(results[-1]) == "loopback, same CPU"
+
+    (ax,) = figs["net-rtt-by-size"].axes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["TCP, loopback, cross CPU", "TCP, loopback, same CPU", "TCP, remote 10.254.0.2:7478",
+                      "UDP, loopback, cross CPU", "UDP, remote 10.254.0.2:7478",
+                      "ICMP echo (ping), loopback, same CPU", "ICMP echo (ping), remote 10.254.0.2:7478"]
+    lines = {line.get_label(): line for line in ax.get_lines() if isinstance(line, Line2D)}
+    cross, same = lines["TCP, loopback, cross CPU"], lines["TCP, loopback, same CPU"]
+    assert cross is not same
+    assert list(cross.get_xdata()) == list(same.get_xdata()) == [1, 64, 1024]  # one point per size, not two
+    def medians(placement: str) -> list[float]:
+        return [r.summary.median for r in results if r.bench == "net.tcp_rtt" and r.placement == placement
+                and r.params["peer"] == ""]
+
+    assert list(same.get_ydata()) == medians("same_cpu") and list(cross.get_ydata()) == medians("cross_cpu")
+    assert cross.get_linestyle() != same.get_linestyle()
+
+    titles = [a.get_title() for a in figs["net-bw-by-write-size"].axes]
+    assert titles == ["loopback, cross CPU", "loopback, same CPU", "remote 10.254.0.2:7478"]
+
+    fig = figs["net-loopback-vs-remote"]
+    (bars_legend,) = fig.legends
+    assert [t.get_text() for t in bars_legend.get_texts()] == ["loopback, cross CPU", "loopback, same CPU",
+                                                              "remote 10.254.0.2:7478"]
+    latencies = fig.axes[0]
+    by_label = {c.get_label(): len(c) for c in latencies.containers}
+    assert by_label == {"loopback, cross CPU": 5, "loopback, same CPU": 1,  # ping's bar is same CPU
+                        "remote 10.254.0.2:7478": 6}
 
 
 def test_the_fake_probe_knows_the_net_family_as_the_probe_has_it(probe: str) -> None:

@@ -43,7 +43,7 @@ from ..argtypes import non_negative_int
 from ..inputs import read_bounded
 from ..errors import UsageError
 from ..report.figures import net as net_figures
-from ..report.figures.net import where
+from ..report.figures.net import PLACED, placed, where
 from ..fmt import MISSING, fmt_num, render_table
 from ..runner import RunOptions
 from ..store import open_store, resolve_location
@@ -241,16 +241,8 @@ HEADER = ["part", "benchmark", "where", "placement", "size_bytes", "variant", "n
           "mean_us", "mbit_per_s", "mb_per_s", "status"]
 RIGHT = [False, False, False, False, True, False, True, True, True, True, True, True, False]
 PLACEMENT_COLUMN = HEADER.index("placement")
-# The result's `placement` (the probe's record, docs/schema.md) in words: a
-# cross-CPU round trip on loopback costs a wake-up on another CPU, which a
-# same-CPU one (and ping's, answered in the sending CPU's softirq) does not.
-PLACED = {"same_cpu": "same CPU", "cross_cpu": "cross CPU", "remote": "remote host"}
-
-
-def placed(r: Any) -> str:
-    """Where the result's two parties ran, in words: same CPU, cross CPU, remote host."""
-    p = r.placement
-    return PLACED.get(p, p) if p else "placement not recorded"
+# The result's `placement` in words is report.figures.net's PLACED and
+# placed(), which the figures say too.
 
 
 def _size(r: Any) -> int | None:
