@@ -201,7 +201,8 @@ def figures_html(report: RunReport, prefix: str) -> tuple[str, dict[str, str]]:
             "<h3>Distributions of the samples</h3>\n"
             '<p class="muted">Each sample is one timed operation or the mean of one batch '
             "(the batch size is in the export). Histograms for one parameter set, violins or boxes for "
-            "several; the value axis is logarithmic when the samples span more than "
+            "several; the value axis spans each set's 0.5th to 99.5th percentile where a long tail lies beyond "
+            "(the legend counts what it leaves out) and is logarithmic when that range spans more than "
             f"{plots.WIDE_SPREAD:.0f}×.</p>\n" + '<div class="figure-grid">' + "".join(dist) + "</div>\n"
         )
     return out, anchors
@@ -222,9 +223,8 @@ def run_section(report: RunReport, expect_path: str = "") -> str:
     notes = [
         "Statistics of the raw samples (docs/statistics.md): best is the best sample (the minimum, "
         "the maximum for rates); n counts the samples of every repetition; every figure of a row in its "
-        "median's unit. " + SPREAD_NOTE + "."
-        + (" " + sm.REF_CYCLES_NOTE + "."
-           if any(sm.ref_cycles(r) is not None for r in results) else "")
+        "median's unit. " + SPREAD_NOTE + ". Hover a median for its reference cycles (TSC ticks at the TSC's "
+        "constant rate, not core cycles), an IQR for the outliers (outside Tukey's fences)."
     ]
     if sm.any_unstable_kbest(results):
         notes.append(sm.KBEST_FOOTNOTE + ".")

@@ -49,8 +49,10 @@ VIEWS = {
              "r", "lebench_kbest", "cv", "outliers", "unit", "flags"),
     "md": ("lebench_row", "benchmark", "params", "median", "ci", "ref_cycles", "best", "lebench_kbest", "kbest",
            "average", "spread", "tail", "n", "r", "status", "flags"),
-    "html": ("lebench_row", "benchmark", "params", "median", "ci", "ref_cycles", "best", "lebench_kbest", "kbest",
-             "average", "spread", "tail", "n", "r", "outliers", "status", "flags"),
+    # the page's fits 1400 px: ref cycles on the median's hover, the outliers on the IQR's, status only
+    # when a result is not ok
+    "html": ("lebench_row", "benchmark", "params", "median", "ci", "best", "lebench_kbest", "kbest",
+             "average", "spread", "tail", "n", "r", "status", "flags"),
 }
 FOLDED = ("flags", "lebench_row", "instance")  # the text view's columns that wrap to fit the width
 
@@ -86,6 +88,7 @@ def shown_columns(results: Sequence[BenchResult], names: RowNames | None, view: 
         "ref_cycles": any(sm.ref_cycles(r) is not None for r in results),
         "r": sm.needs_r_column(results) if with_r is None else with_r,
         "flags": any(r.flags for r in results),
+        "status": view != "html" or any(r.summary is None for r in results),
     }
     return [k for k in VIEWS[view] if wanted.get(k, True)]
 
@@ -165,6 +168,12 @@ def _statistic(key: str, r: BenchResult) -> Cell:
     if key == "tail":
         text = _times(tail_ratio(s))
         return Cell(text, md=text.replace("x", "×"))
+    if key == "median":  # the page's hover: the reference cycles, which its table leaves out
+        cycles = sm.ref_cycles_text(r)
+        return Cell(_scale(r)(s.median), title=f"{cycles} reference cycles (TSC ticks)" if cycles else "")
+    if key == "spread":
+        return Cell(_ratio_pct(iqr_ratio(s)),
+                    title=f"{fmt_count(s.outliers)} of {fmt_count(s.n)} samples outside Tukey's fences")
     return Cell(_STATISTIC_TEXT[key](r, s))
 
 
