@@ -4,6 +4,7 @@ baseline column, with the statistics of the pairwise compare, the sysinfo diff, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -379,3 +380,22 @@ def test_heatmap_colours_by_their_formula() -> None:
                                                    for w, g in zip(plots.WHITE, plots.GREEN))
     assert plots.heat_colour(math.nan) == plots.GREY == bc.muted_colour(math.inf) == bc.muted_colour(-1.0)
     assert plots.heat_colour(-1.0) == "#1a9850"  # no time left: the full green
+
+
+def test_two_columns_read_left_to_right(cli, fleet3, tmp_path: Path) -> None:
+    """Issue 28: a heatmap of one compared column left the page blank; two columns (--baseline and one
+    more) get compare_narrow's table: each compared instance, both medians scaled, the change cell with
+    its hover, the ratio's bar; what was not compared is listed under it."""
+    a, b, _ = fleet3["ids"]
+    page_file = tmp_path / "two.html"
+    r = cli("compare", "--by", "host", str(a), str(b), "-o", str(page_file))
+    assert r.code == 0, r.err
+    text = page_file.read_text()
+    assert_self_contained(text)
+    page = Page(text)
+    assert 'class="heatmap narrow"' in text and "ratio and its 95 % CI" in text
+    cells = [a for t, a in page.tags if t == "td" and "cell" in (a.get("class") or "").split()]
+    assert len(cells) == 3  # syscall.null, cpu.call, the bandwidth; the skip is under "Not compared"
+    assert sum(c["class"] == "cell" for c in cells) == 1 and "+100" in text  # null x 2: significant
+    assert re.search(r">(19\d|20\d)\.\d ns<", text) and re.search(r">(9\d|10\d)\.\d\d ns<", text)  # both medians
+    assert "Not compared" in text and "file.read_cold" in text

@@ -22,6 +22,7 @@ from . import names as nm
 from . import plots
 from .compare_table import CAVEAT_MARK, cell_title  # one mark for both heatmaps
 from .escaping import esc
+from .compare_narrow import narrow_heatmap_html
 from .tables import Cell, Column, Row, Table, html_cell, html_frame, html_td, quick_cell, value_cell
 from ..fmt import fmt_num, fmt_quantity
 from ..frozen import built
@@ -195,7 +196,10 @@ _HEATMAP_ATTRS = 'class="heatmap" id="heatmap-by"'
 def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any = None) -> str:
     """heatmap_table for the page: the row header names the instance and its unit; each cell is
     coloured, hatched when not significant, and its hover says all. Written straight to HTML
-    (tables.html_td): a hundred hosts make 20 000 cells."""
+    (tables.html_td): a hundred hosts make 20 000 cells. Two columns (one compared): compare_narrow's
+    table instead, each row read left to right (the medians, the change, the ratio's bar)."""
+    if len(outcome.columns) == 2:
+        return _narrow_html(outcome, labels)
     columns = _columns(outcome, subtitle)
     body = []
     for row in ordered_rows(outcome, labels):
@@ -208,6 +212,31 @@ def heatmap_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels, subtitle: Any
                         for cell, col, shown in zip(row.cells, outcome.columns, columns[2:]))
         body.append(f"<tr>{head}{cells}</tr>\n")
     return html_frame(columns, _HEATMAP_ATTRS, "".join(body))
+
+
+def _narrow_html(outcome: cb.ByOutcome, labels: nm.InstanceLabels) -> str:
+    """The page's heatmap of two columns: a row per compared instance (the others are under "Not
+    compared"), its cell the heatmap's own."""
+    other = 1 - outcome.baseline
+    column = outcome.columns[other]
+    found: dict[int, tuple[cb.Cell, str]] = {}
+    rows = []
+    for row in ordered_rows(outcome, labels):
+        cell = row.cells[other]
+        if cell.comparison is None:
+            continue
+        instance = describe_instance(row.bench, row.params)
+        found[id(cell.comparison)] = (cell, instance)
+        name = row_name(row, labels)
+        rows.append((name, instance if instance != name else "", cell.comparison))
+
+    def cell_html(c: Comparison | None) -> str:
+        if c is None:
+            return '<td class="cell missing"></td>'
+        cell, instance = found[id(c)]
+        return _compared_td(cell, column, instance)
+
+    return narrow_heatmap_html(rows, column.run, column_title(outcome, other), cell_html)
 
 
 def caveat_flags(outcome: cb.ByOutcome) -> list[str]:
