@@ -36,6 +36,7 @@ from ..errors import UsageError
 from ..gcpause import paused
 from ..hotspots.sources import diff_links
 from ..report import names as nm
+from ..report.params import catalog_defaults
 from ..report.compare_text import document, heatmap_file, render_text
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option
@@ -142,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
             outcome = compare_runs(store, runs, threshold, args.stat)
             outcome.profile_links = diff_links(store, runs)
             # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
-            labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]])
+            labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]],
+                                       catalog_defaults())  # tables name instances by their telling parameters
     finally:
         store.close()
     if output is not None:

@@ -24,6 +24,7 @@ from ..comparing import raise_regressions
 from ..errors import UsageError
 from ..gcpause import paused
 from ..report import names as nm
+from ..report.params import catalog_defaults
 from ..report.by_text import document, file_content, render_text
 from ..store import open_store, resolve_location
 
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         with paused():  # 20 000 results and cells for 100 hosts: no cycles among them
             fleet, runs = cb.select_runs(store, args.runs, args.fleet)
             outcome = cb.compare_by(store, runs, args.by, args.baseline, threshold, fleet, bootstrap=args.bootstrap)
-            labels = nm.InstanceLabels(nm.row_names(args.names), cb.results_of(store, outcome, runs))
+            labels = nm.InstanceLabels(nm.row_names(args.names), cb.results_of(store, outcome, runs),
+                                       catalog_defaults())  # rows named by their telling parameters
     finally:
         store.close()
     as_json = args.json or (args.format == "json" and output is None)

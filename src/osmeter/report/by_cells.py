@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import compare_by as cb
 from ..compare import Comparison
-from ..records import describe_instance, format_params
+from ..records import describe_instance
 from . import flags as fl
 from . import names as nm
 from . import plots
@@ -121,7 +121,7 @@ def row_name(row: cb.Row, labels: nm.InstanceLabels) -> str:
     shown = labels.shown(row.bench, row.params)
     if shown:
         return shown
-    name = describe_instance(row.bench, {}) + (f" {format_params(row.params)}" if row.params else "")
+    name = labels.instance(row.bench, row.params)
     return name + (f" (#{row.key[2] + 1})" if row.key[2] else "")
 
 

@@ -89,14 +89,14 @@ def _medians(c: Comparison) -> tuple[str, str]:
     return scale(c.baseline_median), scale(c.median)
 
 
-def comparison_cells(c: Comparison) -> tuple[Cell, ...]:
-    """One compared instance in HEADERS' columns."""
+def comparison_cells(c: Comparison, labels: nm.InstanceLabels | None = None) -> tuple[Cell, ...]:
+    """One compared instance in HEADERS' columns (its parameters: `labels`' telling ones)."""
     nan = math.isnan(c.ratio)
     ci = "-" if math.isnan(c.ci_low) else f"{c.ci_low:.3f}..{c.ci_high:.3f}"
     baseline, median = _medians(c)
     return (
         Cell(c.bench, css="mono"),
-        Cell(format_params(c.params), css="mono"),
+        Cell(format_params(labels.params(c.bench, c.params) if labels is not None else c.params), css="mono"),
         Cell(str(c.run_id)),
         Cell(baseline),
         Cell(median),
@@ -129,7 +129,7 @@ def changes_table(comparisons: Sequence[Comparison], labels: nm.InstanceLabels, 
     column = not indented and any(counters(c) for c in comparisons)
     rows: list[Row] = []
     for c in comparisons:
-        cells = ((Cell(labels.shown(c.bench, c.params) or ""),) if lead else ()) + comparison_cells(c)
+        cells = ((Cell(labels.shown(c.bench, c.params) or ""),) if lead else ()) + comparison_cells(c, labels)
         if column:
             cells += (Cell("\n".join(counter_delta_text(d) for d in counters(c)), css="counters"),)
         rows.append(Row(cells))

@@ -117,9 +117,7 @@ def _instances(comparisons: Sequence[Comparison], labels: nm.InstanceLabels
         if key not in by_key:
             by_key[key] = {}
             order.append(key)
-            names[key] = labels.shown(c.bench, c.params) or describe_instance(key[0], {}) + (
-                f" {key[1]}" if key[1] else ""
-            )
+            names[key] = labels.shown(c.bench, c.params) or labels.instance(c.bench, c.params)
         by_key[key][c.run_id] = c
     return order, by_key, names
 

@@ -14,14 +14,16 @@ benchmark yet (the table's pending rows), whatever the names.
 from __future__ import annotations
 
 import argparse
+from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from .. import lebench
 from ..catalog import LebenchRow
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo
-from ..records import canonical_params
+from ..records import canonical_params, describe_instance
 from ..sysinfo import KEY_HOSTNAME, KEY_KERNEL, machine_text
+from .params import Defaults, telling_params
 
 LEBENCH_SUITE = "lebench"
 T = TypeVar("T")
@@ -76,12 +78,27 @@ class InstanceLabels:
     """LEBench row names of instances known by benchmark and parameters only (compare's
     comparisons): the label any of the runs recorded, or with --names lebench a matching row."""
 
-    def __init__(self, names: RowNames | None, results: Iterable[BenchResult] = ()) -> None:
+    def __init__(self, names: RowNames | None, results: Iterable[BenchResult] = (),
+                 defaults: Defaults | None = None) -> None:
         self.names = names
         self._recorded: dict[tuple[str, str], str] = {}
+        results = list(results)
         for r in results:
             if r.lebench_row:
                 self._recorded.setdefault((r.bench, canonical_params(r.params)), r.lebench_row)
+        # the parameters an instance is named by (report.params): those that vary among the results
+        # given or differ from `defaults`; every one without defaults
+        self._telling = telling_params(results, defaults) if defaults is not None else None
+
+    def params(self, bench: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The parameters a table names the instance by (all of them without the catalogue's defaults)."""
+        if self._telling is None:
+            return params
+        return self._telling(SimpleNamespace(bench=bench, params=params))  # type: ignore[arg-type]
+
+    def instance(self, bench: str, params: Mapping[str, Any]) -> str:
+        """`task.fork vmas=6000`: the instance by its telling parameters."""
+        return describe_instance(bench, self.params(bench, params))
 
     def row(self, bench: str, params: Mapping[str, Any]) -> str | None:
         """What a document's `lebench_row` holds: the recorded label, or with --names lebench a matched one."""
