@@ -29,16 +29,21 @@ def _latency_curve(start: int) -> list[BenchResult]:
     return out
 
 
+FORK = {"touched_mib": 0, "vmas": 0, "concurrency": 1, "thp": 0, "migrate": 0, "drop_caches": 0}
+
+
 def run_results() -> list[BenchResult]:
     return [
         _r(0, "cpu.call", {"args": 0}, 1.5),
         _r(1, "syscall.null", {}, 95.0),
-        _r(2, "task.fork", {"touched_mib": 0, "vmas": 6000, "concurrency": 1}, 7.6e6),
-        _r(3, "task.fork", {"touched_mib": 0, "vmas": 0, "concurrency": 1}, 76000.0, flags=("unstable",)),
-        _r(4, "ctxsw.pipe", {"mode": "process", "placement": "same_cpu", "nproc": 2}, 3165.0),
+        _r(2, "task.fork", {**FORK, "vmas": 6000}, 7.6e6),
+        _r(3, "task.fork", FORK, 76000.0, flags=("unstable",)),
+        _r(4, "ctxsw.pipe", {"mode": "process", "placement": "same_cpu", "nproc": 2, "ws_kib": 0}, 3165.0),
+        _r(8, "mem.bandwidth", {"op": "read", "threads": "1", "size": 16384}, 6.3e10, unit="bytes_per_s"),  # L1's
         _r(5, "mem.bandwidth", {"op": "read", "threads": "1", "size": 0}, 1.294e10, unit="bytes_per_s"),
-        _r(6, "net.tcp_rtt", {"size": 1, "placement": "cross_cpu"}, 25000.0, record={"placement": "cross_cpu"}),
-        _r(7, "rt.cyclic", {"interval_us": 1000}, 4000.0),
+        _r(6, "net.tcp_rtt", {"size": 1, "placement": "cross_cpu", "peer": "", "family": "ipv4"}, 25000.0,
+           record={"placement": "cross_cpu"}),
+        _r(7, "rt.cyclic", {"interval_us": 1000, "stress": 0}, 4000.0),
         *_latency_curve(100),
     ]
 
@@ -50,7 +55,7 @@ def test_the_headline_quotes_each_family_in_order_scaled() -> None:
     assert labels[:3] == ["null system call", "context switch (pipe, same CPU)", "fork (small parent)"]
     assert lines["null system call"].value == "95.00 ns"
     assert lines["fork (small parent)"].value.endswith(" µs") and "unstable" in lines["fork (small parent)"].flags
-    assert lines["memory bandwidth (read, 1 thread)"].value.endswith(" GB/s")  # threads "1" matches 1
+    assert lines["memory bandwidth (read, 1 thread)"].value == "12.94 GB/s"  # size=0 (memory), threads "1" as 1
     assert "TCP round trip (cross CPU)" in lines
     cyclic = lines["cyclic wake-up latency, max"]
     assert cyclic.value.endswith(" µs") and cyclic.interval == "-"  # cyclictest's Max: the maximum, no interval

@@ -42,14 +42,18 @@ class Quote:
     stat: str = "median"  # or "max": cyclictest's figure
 
 
+# Each quote's instance by every parameter a sweep of the standard or full suite varies: the
+# default one, not a point of a sweep (mem.bandwidth at 16 KiB is the L1's bandwidth).
 QUOTES: tuple[Quote, ...] = (
     Quote("null system call", "syscall.null", {}),
-    Quote("context switch (pipe, same CPU)", "ctxsw.pipe", {"mode": "process", "placement": "same_cpu"}),
-    Quote("fork (small parent)", "task.fork", {"touched_mib": 0, "vmas": 0, "concurrency": 1}),
-    Quote("memory bandwidth (read, 1 thread)", "mem.bandwidth", {"op": "read", "threads": 1}),
-    Quote("4 KiB file read (page cache)", "file.read", {"size": 4096}),
-    Quote("TCP round trip", "net.tcp_rtt", {"size": 1}),
-    Quote("cyclic wake-up latency, max", "rt.cyclic", {}, stat="max"),
+    Quote("context switch (pipe, same CPU)", "ctxsw.pipe",
+          {"mode": "process", "placement": "same_cpu", "nproc": 2, "ws_kib": 0}),
+    Quote("fork (small parent)", "task.fork",
+          {"touched_mib": 0, "vmas": 0, "concurrency": 1, "thp": 0, "migrate": 0, "drop_caches": 0}),
+    Quote("memory bandwidth (read, 1 thread)", "mem.bandwidth", {"op": "read", "threads": 1, "size": 0}),
+    Quote("4 KiB file read (page cache)", "file.read", {"size": 4096, "buffer": "reused"}),
+    Quote("TCP round trip", "net.tcp_rtt", {"size": 1, "peer": "", "family": "ipv4"}),
+    Quote("cyclic wake-up latency, max", "rt.cyclic", {"stress": 0}, stat="max"),
 )
 MEMORY_AFTER = "fork (small parent)"  # the memory levels' rows come after this one
 
