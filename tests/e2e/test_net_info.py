@@ -44,7 +44,7 @@ def test_net_info_is_shown_exported_and_reported(real_probe: str, store_path: Pa
     assert [json.loads(row["info"]) for row in rows] == [r["info"] for r in doc["results"]]
 
     rtt = results["net.tcp_rtt"]
-    shown = osmeter("show", "latest")
+    shown = osmeter("show", "latest", "--wide")  # one line per fact group, however wide (show folds to 100)
     block = shown.split("recorded with the results (info; docs/schema.md):\n")[1].split("\n\n")[0]
     mtu = int(rtt["extra"]["path_mtu"])
     assert (f"  net.tcp_rtt\n    peer={rtt['info']['peer']}; peer_version={version}; placement=cross_cpu; "

@@ -51,6 +51,7 @@ def summary_table(results: Sequence[BenchResult], names: RowNames | None = None,
 
 COUNTER_WIDTH = 120  # characters: counter columns beyond it go into another table below
 REPORT_WIDTH = 100  # characters: the plain-text report's lines (a file: no terminal to fit)
+UNLIMITED = 1 << 30  # --wide: no line is folded
 
 
 def _column_chunks(fixed: int, widths: Sequence[int], limit: int) -> list[list[int]]:
@@ -256,7 +257,7 @@ def render_run(
     targets = render_targets(results)
     if targets:
         parts.append(fit(targets))
-    facts = render_facts(results, width, params_of)
+    facts = render_facts(results, UNLIMITED if wide else width, params_of)
     if facts:
         parts.append(facts)
     lebench_notes = nm.lebench_notes(run, results, lebench_rows, names)
