@@ -49,7 +49,9 @@ def test_show_gives_tcp_bw_in_bits_per_second(cli, store_path: Path) -> None:
     store.close()
     block = out.split("in bits/s (median x 8")[1].split("\n\n")[0]
     lines = [x.strip() for x in block.splitlines()[1:]]
-    assert lines == [f"net.tcp_bw direction=send: {bits_text(8 * median)}"]
+    assert lines == [f"net.tcp_bw: {bits_text(8 * median)}"]  # direction=send is its default: not said
+    wide = cli("show", str(run), "--wide").out
+    assert f"net.tcp_bw direction=send" in wide.split("in bits/s (median x 8")[1]
     assert bits_text(8 * median).endswith(" Gbit/s")
 
 
