@@ -14,7 +14,9 @@ machine), every parameter is shown.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..catalog import probe_catalog
@@ -28,9 +30,19 @@ ParamsOf = Callable[[BenchResult], Mapping[str, Any]]
 
 def catalog_defaults() -> Defaults | None:
     """Every benchmark's parameter defaults from the probe's catalogue (hidden ones too); None
-    without a usable probe."""
+    without a usable probe. Asked once per probe file (path, size, mtime) in a process."""
     try:
-        catalog, _ = probe_catalog(locate_probe(), hidden=True)
+        probe = locate_probe()
+        st = probe.stat()
+    except (OsmeterError, OSError):
+        return None
+    return _defaults_of(str(probe), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _defaults_of(probe: str, size: int, mtime_ns: int) -> Defaults | None:
+    try:
+        catalog, _ = probe_catalog(Path(probe), hidden=True)
     except OsmeterError:
         return None
     return {b.name: {p.name: p.default for p in b.params} for b in catalog.benchmarks}
