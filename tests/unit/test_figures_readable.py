@@ -206,6 +206,7 @@ def test_a_time_axis_is_in_the_step_its_values_need():
     assert_plain_ticks(fig, renderer)
 
 
+@pytest.mark.slow  # about 2 s of drawing (CI runs it); the default run keeps the tick and axis tests above
 def test_family_figures_have_plain_scaled_axes():
     """The fork study (ms), the memory curves (ns, GB/s): steps chosen from
     their data, plain tick labels that do not overlap, no 10^k anywhere."""

@@ -240,6 +240,7 @@ def test_figures_of_a_study_and_only_what_the_run_holds() -> None:
     assert net_figures.figures(data_of(one_size)) == []
 
 
+@pytest.mark.slow  # about 3 s of layout (CI runs it); the default run stays under 5 minutes
 def test_figure_labels_never_overlap_and_stay_inside() -> None:
     from .test_figures_readable import assert_inside, laid_out
 
@@ -271,6 +272,7 @@ def both_placements() -> tuple[BenchResult, ...]:
     return tuple(out)
 
 
+@pytest.mark.slow  # about 2 s of drawing (CI runs it)
 def test_every_loopback_figure_says_its_placement() -> None:
     """A 20 us cross-CPU TCP round trip is never drawn next to a same-CPU one
     (or ping's, same CPU) without saying which: the round trips' legend and
