@@ -39,6 +39,20 @@ def fmt_num(value: float | int | None, digits: int = 4, grouped: bool = True) ->
     return f"{value:.{max(0, digits - 1 - exponent)}f}"
 
 
+def fmt_g(value: float, digits: int = 3) -> str:
+    """Python's `g` format (no trailing zeros: 10.0 -> '10'), without its exponent: fmt_num's digits
+    from 10^digits on (1234.5 -> '1,234' at 4, '1,230' at 3)."""
+    text = f"{value:.{digits}g}"
+    return fmt_num(float(value), digits) if "e" in text else text
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: '0.012', '<0.001' (never an exponent); '-' when unknown."""
+    if p is None or p != p:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.2g}"
+
+
 def fmt_count(n: int | float | None) -> str:
     """A count with thousands separated from 10 000 on: 3704 -> '3704', 12345 -> '12,345'."""
     if n is None or n != n:

@@ -84,3 +84,10 @@ def test_a_terminal_without_the_micro_sign_gets_u() -> None:
         stream.flush()
         assert raw.getvalue() == want, encoding
     assert re.fullmatch(r"\d\.\d{3} " + MICRO + "s", fmt_quantity(3200, "ns"))
+
+
+def test_p_values_and_g_never_use_an_exponent() -> None:
+    from osmeter.fmt import fmt_g, fmt_p
+
+    assert [fmt_p(v) for v in (1e-12, 0.00099, 0.0123, 0.5, float("nan"))] == ["<0.001", "<0.001", "0.012", "0.5", "-"]
+    assert [fmt_g(v) for v in (10.0, 1.5, 0.000123, 1234.5, 1.2e9)] == ["10", "1.5", "0.000123", "1,230", "1,200,000,000"]

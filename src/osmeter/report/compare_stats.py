@@ -16,7 +16,7 @@ from . import plots
 from .escaping import esc
 from .names import run_subtitle
 from .tables import Cell, Column, Row, Table, to_html
-from ..fmt import fmt_num, scale_of
+from ..fmt import fmt_num, fmt_p, scale_of
 
 STAT_TITLES = {"max": "Change of the maximum", "variance": "Change of the variance"}
 
@@ -46,7 +46,7 @@ def stat_rows(c: Comparison) -> list[list[str]]:
             "",
             *stat_values(st),
             "-" if math.isnan(st.ratio) else f"{st.ratio:.3f}",
-            "-" if math.isnan(st.p_value) else f"p={st.p_value:.2g}",
+            "-" if math.isnan(st.p_value) else f"p={fmt_p(st.p_value)}".replace("p=<", "p<"),
             "-" if math.isnan(st.ratio) else f"{100 * st.change:+.1f}%",
             st.verdict,
         ]
@@ -114,7 +114,7 @@ def _significant_table(significant: Sequence[tuple[Comparison, StatChange]]) -> 
     rows = tuple(
         Row((Cell(c.bench, css="mono"), Cell(format_params(c.params), css="mono"), Cell(str(c.run_id)), Cell(st.stat),
              *(Cell(v) for v in stat_values(st)), Cell(f"{100 * st.change:+.1f}%"),
-             Cell(f"{st.p_value:.2g}"), Cell(st.verdict, html=f'<span class="badge">{esc(st.verdict)}</span>'),
+             Cell(fmt_p(st.p_value)), Cell(st.verdict, html=f'<span class="badge">{esc(st.verdict)}</span>'),
              Cell(st.test)))
         for c, st in sorted(significant, key=lambda x: -x[1].worse)
     )

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from .params import Defaults, ParamsOf, every_param, telling_params
 from ..catalog import LebenchRow
+from ..fmt import fmt_g
 from ..lebench import RowNames
 from ..model import BenchResult, RunInfo, StoredProfile
 from ..store.base import Store
@@ -89,7 +90,7 @@ def fmt_bytes(n: float) -> str:
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.3g} {unit}"
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.4g} {unit}"  # under 1024: never an exponent
         value /= 1024
     raise AssertionError("unreachable")
 
@@ -192,9 +193,9 @@ def setup_rows(run: RunInfo) -> list[Row]:
         if isinstance(clock.get("hz"), (int, float)):
             parts.append(f"{clock['hz'] / 1e6:.1f} MHz")
         if isinstance(clock.get("resolution_ns"), (int, float)):
-            parts.append(f"resolution {clock['resolution_ns']:.3g} ns")
+            parts.append(f"resolution {fmt_g(clock['resolution_ns'])} ns")
         if isinstance(clock.get("overhead_ns"), (int, float)):
-            parts.append(f"read overhead {clock['overhead_ns']:.3g} ns")
+            parts.append(f"read overhead {fmt_g(clock['overhead_ns'])} ns")
         if clock.get("forced"):
             parts.append("chosen with --clock")
         add("clock", ", ".join(parts), "the probe's timer, its resolution and the cost of one timed region")

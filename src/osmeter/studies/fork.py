@@ -29,6 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import outfile, textsafe
+from ..fmt import fmt_num
 from ..argtypes import counter_list, non_negative_int, positive_int
 from ..errors import UsageError
 from ..probe import locate_probe
@@ -129,7 +130,7 @@ def table_rows(points: list[StudyPoint]) -> tuple[list[str], list[list[str]]]:
                 elif _unit(points, c) == "ns":
                     row.append(_ms(v))
                 else:
-                    row.append(f"{v:.4g}")
+                    row.append(fmt_num(v, grouped=False))  # no exponent, no separator (the CSV's too)
             rows.append(row)
     return header, rows
 

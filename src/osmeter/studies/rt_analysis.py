@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from .. import compare as cmp
 from .. import textsafe
-from ..fmt import MISSING, fmt_num
+from ..fmt import MISSING, fmt_g, fmt_num
 from ..report.figures.rt import CYCLIC, WORKLOAD, Config, config_of, find, hist_us, miss_share
 
 WORKLOAD_HEADER = ["kernel", "jobs", "average_us", "median_us", "median_ci_low_us", "median_ci_high_us",
@@ -169,14 +169,14 @@ def finding_lines(rs: Sequence[Ratio], configs: Sequence[Config]) -> list[str]:
         if not mine:
             continue
         line = (f"{c.label}: median x{_geomean([x.median for x in mine]):.3f}, variance "
-                f"x{_geomean([x.variance for x in mine]):.3g}, max x{_geomean([x.max for x in mine]):.3f} "
+                f"x{fmt_g(_geomean([x.variance for x in mine]))}, max x{_geomean([x.max for x in mine]):.3f} "
                 f"(geometric means over {len(mine)} kernels)")
         risen = [x for x in mine if any(st is not None and st.verdict == cmp.HIGHER
                                         for st in (x.max_change, x.variance_change))]
         if risen:
             line += (f"; max or variance significantly higher for {len(risen)} ({', '.join(x.kernel for x in risen)}): "
                      f"their median x{_geomean([x.median for x in risen]):.3f}, variance "
-                     f"x{_geomean([x.variance for x in risen]):.3g}, max x{_geomean([x.max for x in risen]):.3f}")
+                     f"x{fmt_g(_geomean([x.variance for x in risen]))}, max x{_geomean([x.max for x in risen]):.3f}")
         else:
             line += "; no kernel's max or variance rose significantly"
         out.append(line)
