@@ -91,6 +91,7 @@ def table(out: Path) -> list[dict[str, str]]:
     return list(csv.DictReader((out / "net-study.csv").open()))
 
 
+@pytest.mark.slow  # a study (about 3 s; CI runs it), as the README's slow tests are
 def test_loopback_only_says_the_remote_column_is_absent(cli, runs: Path, store_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = cli("study", "net", "--quick", "-o", str(out))
