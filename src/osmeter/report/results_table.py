@@ -141,13 +141,11 @@ def _times(v: float) -> str:
 
 
 _STATISTIC_TEXT = {  # key -> its text, from the result and its summary (one table, not rebuilt per cell)
-    "median": lambda r, s: _scale(r)(s.median),
     "ref_cycles": lambda r, s: sm.ref_cycles_text(r),
     "best": lambda r, s: _scale(r)(sm.best(r)),
     "kbest": lambda r, s: _kbest(r),
     "lebench_kbest": lambda r, s: _kbest(r),
     "average": lambda r, s: _scale(r)(s.mean),
-    "spread": lambda r, s: _ratio_pct(iqr_ratio(s)),
     "tail": lambda r, s: _times(tail_ratio(s)),
     "cv": lambda r, s: fmt_percent(s.cv),
     "n": lambda r, s: fmt_count(s.n),

@@ -20,7 +20,7 @@ from . import flags as fl
 from . import names as nm
 from . import summary as sm
 from .counters_table import counters_table
-from .headline import headline_lines, headline_table
+from .headline import report_headline
 from .params import ParamsOf, every_param
 from .results_table import SPREAD_NOTE, fold_columns, results_table, shown_columns
 from .tables import to_text
@@ -167,12 +167,11 @@ def render_facts(results: Sequence[BenchResult], width: int = COUNTER_WIDTH, par
 
 
 def render_headline(results: Sequence[BenchResult], machine: Any, warnings: Sequence[CodedWarning],
-                    width: int | None, predicted: Any = None) -> str:
+                    width: int | None) -> str:
     """The figures people quote (report.headline), the codes of the warnings below; '' without any."""
-    lines = headline_lines(results, machine if isinstance(machine, dict) else None)
-    if not lines:
+    table = report_headline(results, machine)
+    if table is None:
         return ""
-    table = headline_table(lines, predicted)
     flags = [len(table.columns) - 1] if table.columns[-1].header == "flags" else []
     out = ["headline (the figures people quote; all of them below):",
            to_text(table, width, [*flags, 0], whole_words=True)]  # the flags, then the figure's name fold
