@@ -41,9 +41,12 @@ def test_latency_is_plausible_and_grows_from_l1_to_memory(probe):
     small = ok(probe, "mem.latency", "size=16K")
     big = ok(probe, "mem.latency", "size=256M")
     assert small["unit"] == big["unit"] == "ns"
-    # An L1 hit is a few cycles; a DRAM access tens to hundreds of ns.
+    # An L1 hit is a few cycles; a DRAM access tens to hundreds of ns. The
+    # upper bounds are loose: under CI's full run a 256 MiB chase once
+    # measured 2.9 µs a load (TLB and page-table misses with a neighbour
+    # thrashing the same caches); what must hold is the growth below.
     assert 0.2 < small["median"] < 20, small["median"]
-    assert 20 < big["median"] < 2000, big["median"]
+    assert 20 < big["median"] < 20000, big["median"]
     assert big["median"] > 5 * small["median"]
     assert small["extra"]["size_bytes"] == 16 * KiB and small["extra"]["elements"] == 256
     assert small["batch"] > 100  # batched: a load is far cheaper than the clock
