@@ -21,17 +21,17 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import sqlalchemy as sa
 
-from ..errors import NotFoundError, StoreError, UsageError
+from ..errors import NotFoundError, StoreError
 from ..model import BenchResult, NewRun, RunInfo, StoredProfile
 from ..records import canonical_params
 from ..stats import FloatArray, Summary
-from . import decode, migrate
+from . import decode, migrate, refs
 from .base import StoreConnectionLost, encode_samples
 from .decode import LIGHT_STATS, SUMMARY_COLUMNS, Corrupt
 
 T = TypeVar("T")
 
-MAX_RUN_ID = 2**63 - 1  # SQLite's INTEGER PRIMARY KEY, PostgreSQL's BIGINT
+MAX_RUN_ID = refs.MAX_RUN_ID
 
 
 def _json(value: Any) -> str:
@@ -426,22 +426,12 @@ class SQLStore:
         return int(self._read("SELECT count(*) AS n FROM runs")[0]["n"])
 
     def run(self, ref: str) -> RunInfo:
-        """A run by id or `latest`."""
-        if ref == "latest":
-            rows = self._read(self._RUNS_SQL + " ORDER BY runs.id DESC LIMIT 1")
-            if not rows:
-                raise NotFoundError(f"the store {self.shown} has no runs yet")
-            return self._run_from_row(rows[0])
-        try:
-            run_id = int(ref)
-        except ValueError:
-            raise UsageError(f"a run is given by its id (a number) or 'latest', not {ref!r}") from None
-        if not 1 <= run_id <= MAX_RUN_ID:
-            raise NotFoundError(f"no run {ref} in the store {self.shown}: run ids are 1 to {MAX_RUN_ID}; "
-                                "`osmeter runs` lists the runs there")
+        """A run by id, label, `latest` or `latest~N` (refs.py: one resolution
+        for both backends and every command)."""
+        run_id = refs.resolve(ref, self._read, self.shown)
         rows = self._read(self._RUNS_SQL + " WHERE runs.id = :r", {"r": run_id})
         if not rows:
-            raise NotFoundError(f"no run {run_id} in the store {self.shown}; `osmeter runs` lists the runs there")
+            raise NotFoundError(refs.missing_id(run_id, self._read, self.shown))
         return self._run_from_row(rows[0])
 
     def results(self, run_id: int) -> list[BenchResult]:
