@@ -20,9 +20,11 @@ def load(store: str | None = None, run: int | str | None = None) -> "pandas.Data
     """Stored results as a DataFrame: one row per benchmark instance.
 
     store: a store path (default: $OSMETER_STORE, else the user's data
-    directory). run: a run id or 'latest'; None loads every run. Columns are
-    the export fields (docs: `osmeter export`) plus `samples`, the raw
-    samples as a numpy array (None for skipped and failed instances).
+    directory). run: a run id (an int or its digits), a label, 'latest' or
+    'latest~N' (N runs before the newest; docs/store.md, "Naming a run"); None
+    loads every run. Columns are the export fields (docs: `osmeter export`)
+    plus `samples`, the raw samples as a numpy array (None for skipped and
+    failed instances).
     """
     try:
         import pandas as pd

@@ -79,9 +79,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "excludes 1 and the change exceeds the noise threshold."
         ),
     )
-    p.add_argument("runs", metavar="RUN", nargs="*", help="two or more run ids (or 'latest'); with --by, any number")
-    p.add_argument("--baseline", metavar="RUN", help="the run the others are compared with (default: the first); "
-                   "with --by, the column (default: the first)")
+    p.add_argument("runs", metavar="RUN", nargs="*",
+                   help="two or more runs, each a run id, label, latest or latest~N; with --by, any number")
+    p.add_argument("--baseline", metavar="RUN", help="the run the others are compared with (a run id, label, latest or "
+                   "latest~N; default: the first); with --by, the column (default: the first)")
     p.add_argument(
         "--threshold",
         metavar="PCT",

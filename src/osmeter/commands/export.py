@@ -17,6 +17,7 @@ from .. import outfile
 from ..export import EXPORTERS, json_
 from ..report import names as nm
 from ..store import open_store, resolve_location
+from ..store.refs import RUN_HELP
 from .options import add_store_option
 
 NAME = "export"
@@ -24,7 +25,7 @@ NAME = "export"
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(NAME, help="export a run as JSON or CSV", description="Export one run's results.")
-    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    p.add_argument("run", metavar="RUN", help=f"{RUN_HELP} (see `osmeter runs`)")
     p.add_argument(
         "--format",
         choices=sorted(EXPORTERS),

@@ -21,6 +21,7 @@ from typing import Any
 from .. import outfile, pagecache, textsafe
 from ..errors import MissingDependencyError, UsageError
 from ..store import open_store, resolve_location
+from ..store.refs import RUN_HELP
 from .options import add_json_option, add_store_option
 
 NAME = "page-cache"
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "file size): the effective page-cache size, next to /proc/meminfo's MemAvailable at run time and the "
         "memory cgroup's limit when the run had one.",
     )
-    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    p.add_argument("run", metavar="RUN", help=f"{RUN_HELP} (see `osmeter runs`)")
     p.add_argument("-o", "--output", metavar="FIGURE", help="write the curve with its knee (.svg, .png or .pdf)")
     p.add_argument("--format", choices=tuple(FIGURE_SUFFIXES.values()),
                    help="the figure's format (default: from the suffix of -o; svg for a device or pipe)")

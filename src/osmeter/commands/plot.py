@@ -22,6 +22,7 @@ from ..report import plots
 from ..report.content import run_data
 from ..report.figures import NamedFigure, family_figures
 from ..store import open_store, resolve_location
+from ..store.refs import RUN_HELP
 from .options import add_store_option
 
 NAME = "plot"
@@ -33,7 +34,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="write a run's figures as SVG, PNG or PDF files",
         description="Write the figures of the report as files: labelled axes with units, legends.",
     )
-    p.add_argument("run", metavar="RUN", help="a run id or 'latest'")
+    p.add_argument("run", metavar="RUN", help=f"{RUN_HELP} (see `osmeter runs`)")
     p.add_argument("bench", metavar="BENCH", nargs="?", help="only this benchmark (family.op) or family")
     p.add_argument("-o", "--output", metavar="DIR", required=True, help="directory for the files (created if needed)")
     p.add_argument("--format", choices=plots.FORMATS, default="svg", help="file format (default svg)")

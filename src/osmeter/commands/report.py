@@ -25,6 +25,7 @@ from ..report.expect import read_expect
 from ..report.fleet import INLINE_RUNS
 from ..report.formats import DEFAULT_FORMAT, REFUSED, RENDERERS, SUFFIXES, draws_figures, render
 from ..store import open_store, resolve_location
+from ..store.refs import RUN_HELP
 from .options import add_store_option
 
 NAME = "report"
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="write an HTML or Markdown report of stored runs",
         description="Write one self-contained report (machine, results, warnings, figures) of one or more runs.",
     )
-    p.add_argument("runs", metavar="RUN", nargs="*", help="run ids or 'latest' (default: latest); one section each")
+    p.add_argument("runs", metavar="RUN", nargs="*", help=f"runs, each {RUN_HELP} (default: latest); one section each")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     p.add_argument("--format", choices=sorted(RENDERERS), help="html, md or txt (default: from FILE's suffix: .html, .md, .txt; html on stdout)")
     p.add_argument(

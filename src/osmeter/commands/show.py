@@ -19,6 +19,7 @@ from ..fmt import terminal_width
 from ..report.params import catalog_defaults, every_param, telling_params
 from ..report.text import render_run
 from ..store import open_store, resolve_location
+from ..store.refs import RUN_HELP
 from ..store.base import Store
 from ..warnings import run_warnings
 from .options import add_json_option, add_store_option
@@ -28,7 +29,7 @@ NAME = "show"
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(NAME, help="show one stored run", description="Show one stored run with its statistics.")
-    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    p.add_argument("run", metavar="RUN", help=f"{RUN_HELP} (see `osmeter runs`)")
     nm.add_names_option(p)
     add_wide_option(p)
     add_store_option(p)
