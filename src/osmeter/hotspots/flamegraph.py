@@ -5,10 +5,13 @@ Ctrl-F too) with the matched share. Inline script and style only: the file
 loads nothing, and without its script it is still a correct static image.
 
 The differential graph draws B's stacks, each frame coloured by how its
-self share (the weight of that exact stack ending there) moved from A to
-B: red grew, blue shrank, white the same, the strongest change the
-strongest colour. Frames only in A have no width in B: the largest are
-listed under the graph.
+self time per operation (the share of that exact stack ending there times
+the side's ns per operation: hotspots.timed) moved from A to B: red slower,
+blue faster, white the same, the saturation |change| over the largest
+|change|. A frame with no weight in A on its path is new: outlined in
+dashes and said so in its tooltip. Without both sides' ns per operation
+(a folded file has no median), the colour is the change of self share.
+Frames only in A have no width in B: the largest are listed under the graph.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from xml.sax.saxutils import escape
 
+from ..fmt import fmt_quantity
 from .folded import DEPTH_SHOWN, Stacks, display_name, is_kernel
 
 WIDTH = 1200
@@ -283,9 +287,13 @@ def _layout(root: Node) -> tuple[list[tuple[Node, float, int]], int]:
     return drawn, depth_max
 
 
+NEW_OUTLINE = 'stroke="rgb(90,0,0)" stroke-width="1" stroke-dasharray="3,2"'  # a frame new in B
+
+
 def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, str], str],
-            top: int = TOP) -> tuple[list[str], int]:
-    """The drawn frames as SVG groups (the flame's top at `top`), and the depth they reach."""
+            top: int = TOP, is_new: Callable[[Node], bool] = lambda n: False) -> tuple[list[str], int]:
+    """The drawn frames as SVG groups (the flame's top at `top`), and the depth they reach; a frame
+    `is_new` says is new is outlined (NEW_OUTLINE) and marked data-new="1"."""
     scale = WIDTH / (root.total or 1)
     drawn, depth_max = _layout(root)
     base = top + depth_max * FRAME_H  # the root's row: the bottom of the flame
@@ -295,11 +303,12 @@ def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, 
         y = base - d * FRAME_H
         name = display_name(node.name) + (" [k]" if is_kernel(node.name) else "")
         fill = fill_of(node)
+        mark, outline = (' data-new="1"', " " + NEW_OUTLINE) if is_new(node) else ("", "")
         out.append(
             f'<g class="f" data-n="{_xml(name, quote=True)}" data-x="{x:.3f}" data-w="{w:.3f}" '
-            f'data-d="{d}"><title>{_xml(tip_of(node, name))}</title>'
+            f'data-d="{d}"{mark}><title>{_xml(tip_of(node, name))}</title>'
             f'<rect x="{10 + x:.3f}" y="{y}" width="{w:.3f}" height="{FRAME_H - 1}" fill="{fill}" '
-            f'data-fill="{fill}" rx="2"/>'
+            f'data-fill="{fill}" rx="2"{outline}/>'
             f'<text x="{13 + x:.3f}" y="{y + FRAME_H - 5}">{_xml(_label(name, w))}</text></g>')
     return out, depth_max
 
@@ -348,27 +357,47 @@ def flamegraph_svg(stacks: Stacks, title: str, weight_unit: str, subtitle: str |
 
 
 def diff_flamegraph_svg(a: Stacks, b: Stacks, title: str, weight_unit: str = "samples",
-                        subtitle: str | None = None) -> str:
+                        subtitle: str | None = None, ns_a: float | None = None, ns_b: float | None = None) -> str:
+    """B's stacks coloured by the change of each frame's self time per operation from A (ns_a and ns_b:
+    each side's ns per operation), or of its self share when either is None (module docstring)."""
     root = build_tree(b)
     only_a = _overlay(root, a)
     na, nb = root.a_total or 1, root.total or 1
+    timed = ns_a is not None and ns_b is not None
+    ka, kb = (ns_a, ns_b) if timed else (1.0, 1.0)  # the self share x ns per op; x 1: the share itself
 
     def change(n: Node) -> float:
-        return n.self_weight / nb - n.a_self / na
+        return n.self_weight / nb * kb - n.a_self / na * ka  # type: ignore[operator]
 
     largest = max((abs(change(n)) for n in _nodes(root)), default=0.0)
 
     def tip(n: Node, name: str) -> str:
-        return (f"{name}: total {100 * n.a_total / na:.2f}% -> {100 * n.total / nb:.2f}% "
-                f"({_fmt(n.a_total, weight_unit)} -> {_fmt(n.total, weight_unit)}), self {100 * n.a_self / na:.2f}% "
-                f"-> {100 * n.self_weight / nb:.2f}% ({n.a_self:,} -> {n.self_weight:,}), change of self share "
-                f"{100 * change(n):+.2f} pp")
+        new = "; new: no weight on this path in A" if n.a_total == 0 else ""
+        shares = (f"total {100 * n.a_total / na:.2f}% -> {100 * n.total / nb:.2f}% "
+                  f"({_fmt(n.a_total, weight_unit)} -> {_fmt(n.total, weight_unit)}), self {100 * n.a_self / na:.2f}% "
+                  f"-> {100 * n.self_weight / nb:.2f}% ({n.a_self:,} -> {n.self_weight:,})")
+        if not timed:
+            return f"{name}: {shares}, change of self share {100 * change(n):+.2f} pp{new}"
+        ns = (f"self {fmt_quantity(n.a_self / na * ka, 'ns')} -> {fmt_quantity(n.self_weight / nb * kb, 'ns')} "
+              f"per op ({'+' if change(n) > 0 else ''}{fmt_quantity(change(n), 'ns')}), total "
+              f"{fmt_quantity(n.a_total / na * ka, 'ns')} -> {fmt_quantity(n.total / nb * kb, 'ns')}")
+        return f"{name}: {ns}; {shares}{new}"
 
     gone = sorted(only_a.values(), key=lambda e: -e[0])[:5]
-    notes = [f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from A "
-             f"to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp)."] + _depth_note(a, b)
+    if timed:
+        legend = (f"A {_fmt(na, weight_unit)} at {fmt_quantity(ns_a, 'ns')} per op, B {_fmt(nb, weight_unit)} at "
+                  f"{fmt_quantity(ns_b, 'ns')} per op; widths are B's; red: the frame's self time per op grew "
+                  f"from A to B (slower), blue: shrank (the strongest colour: {fmt_quantity(largest, 'ns')}); "
+                  "outlined in dashes: new (no weight on that path in A).")
+    else:
+        legend = (f"A {_fmt(na, weight_unit)}, B {_fmt(nb, weight_unit)}; widths are B's; red: self share grew from "
+                  f"A to B, blue: shrank (the strongest colour: {100 * largest:.2f} pp); outlined in dashes: new "
+                  "(no weight on that path in A).")
+    notes = [legend] + _depth_note(a, b)
     notes += [f"only in A: {'...;' if more else ''}{';'.join(display_name(f) for f in tail)} "
-              f"({100 * w / na:.2f}% of A)" for w, tail, more in gone]
+              f"({100 * w / na:.2f}% of A{', ' + fmt_quantity(w / na * ka, 'ns') + ' per op' if timed else ''})"
+              for w, tail, more in gone]
     return _assemble(title, subtitle, root,
-                     lambda top: _frames(root, lambda n: _diff_colour(change(n), largest), tip, top),
+                     lambda top: _frames(root, lambda n: _diff_colour(change(n), largest), tip, top,
+                                         is_new=lambda n: n.a_total == 0),
                      weight_unit, notes)

@@ -194,3 +194,9 @@ def diff_links(store: Any, runs: Sequence[Any]) -> list[dict[str, Any]]:
                 links.append({"bench": key[0], "params": json.loads(key[1]), "baseline": base[key], "run": ref,
                               "command": f"osmeter hotspots --diff {base[key]} {ref}"})
     return links
+
+
+def file_of(ref: str) -> str | None:
+    """The file `load(ref)` reads its profile from; None when it is a stored run or standard input."""
+    base, _ = _split_ref(ref)
+    return base if base != STDIN and Path(base).exists() and not Path(base).is_dir() else None

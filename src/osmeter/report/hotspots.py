@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .. import textsafe
+from ..fmt import fmt_interval, fmt_quantity, fold, scale_of
 from ..hotspots import folded
 from ..hotspots.folded import DepthView, DiffRow, FunctionRow, display_name
+from ..hotspots.timed import MEDIAN, WINDOW, TimedRow
 from ..model import StoredProfile
 from ..records import describe_instance
 from .tables import Cell, Column, Row, Table, simple, to_text
@@ -122,3 +124,63 @@ def render_diff(rows: Sequence[DiffRow], n: int, weight_unit: str, label_a: str,
     return (f"A: {textsafe.line(label_a)}\nB: {textsafe.line(label_b)}\n"
             "functions whose self share changed most (percentage points; +-se: one standard error of the change):\n"
             + _text(simple(header, [cells(r) for r in rows[:n]], [False] + [True] * 9)))
+
+
+# ---- the diff in ns per operation (hotspots.timed) --------------------------------------
+
+WIDTH = 100  # the timed diff's text fits this many columns
+TIMED_TITLE = "functions whose self time per operation changed most"
+_SOURCES = {MEDIAN: "the result's median", WINDOW: "the profile's window: its timed batches' time / "
+            "their operations"}
+
+
+@dataclass(frozen=True)
+class SideTime:
+    label: str  # the profile
+    ns: float  # per operation
+    source: str  # timed.MEDIAN or timed.WINDOW
+    where: str | None = None  # the result it came from ("run 12, result 3")
+
+
+def _change(delta: float, se: float | None) -> str:
+    """'+9.10 ± 0.40 ns': the change and its standard error in one step."""
+    scale = scale_of(max(abs(delta), se or 0.0), "ns")
+    sign = "+" if delta > 0 else ""
+    text = f"{sign}{scale.number(delta, 3)}"
+    return f"{text} ± {scale.number(se, 2)} {scale.suffix}" if se is not None else f"{text} {scale.suffix}"
+
+
+def _shares(a: float, b: float) -> str:
+    return f"{100 * a:.1f} → {100 * b:.1f}"
+
+
+def timed_table(rows: Sequence[TimedRow]) -> Table:
+    columns = (Column("function"), Column("self per op\nA → B", True), Column("change\n± s.e.", True),
+               Column("self %\nA → B", True), Column("total %\nA → B", True), Column("note"))
+    out = []
+    for r in rows:
+        ns = fmt_interval(r.self_ns_a, r.self_ns_b, "ns", ref=max(r.self_ns_a, r.self_ns_b), sep=" → ")
+        note = "new" if r.appeared else "gone" if r.vanished else ""
+        out.append(Row((Cell(shown(r.function), css="mono"), Cell(ns), Cell(_change(r.self_delta_ns, r.se_ns)),
+                        Cell(_shares(r.self_share_a, r.self_share_b)),
+                        Cell(_shares(r.total_share_a, r.total_share_b)), Cell(note))))
+    return Table(columns, tuple(out), 'class="hotspots diff"')
+
+
+def _side(name: str, s: SideTime) -> str:
+    where = f": {s.where}" if s.where and s.source == MEDIAN else ""
+    return (f"{name}: {textsafe.line(s.label)}: {fmt_quantity(s.ns, 'ns')} per operation "
+            f"({_SOURCES.get(s.source, s.source)}{textsafe.line(where)})")
+
+
+def render_timed_diff(rows: Sequence[TimedRow], n: int, a: SideTime, b: SideTime) -> str:
+    """The n functions whose self time per operation moved most, with their shares beside it."""
+    scale = scale_of(max(a.ns, b.ns), "ns")
+    head = [_side("A", a), _side("B", b),
+            f"time per operation: {scale.number(a.ns)} → {scale.number(b.ns)} {scale.suffix} "
+            f"({_change(b.ns - a.ns, None)})",
+            "a function's time per operation is its self (or total) share × that side's; new: no weight in A, "
+            "gone: none in B",
+            f"{TIMED_TITLE} (± one standard error from sampling):"]
+    return (fold("\n".join(head), WIDTH) + "\n"
+            + to_text(timed_table(rows[:n]), width=WIDTH, wrap=(0,)) + "\n")
