@@ -2,14 +2,19 @@
 
 `osmeter hotspots --show REF` and `--diff A B` take any of:
 
-- a stored run, `RUN` (an id or `latest`), with `:BENCH` or `:SEQ` when the
-  run holds more than one profile (`12:task.fork`, `12:3`);
+- a stored run, `RUN` (an id, a label, `latest` or `latest~N`: docs/store.md,
+  "Naming a run"), with `:BENCH` or `:SEQ` when the run holds more than one
+  profile (`12:task.fork`, `12:3`, `latest~1:task.fork`, `audit-on:2`). The
+  reference is split at its last `:`; a label holding `:` is named whole
+  (`kernel:6.1`, when no run is labelled `kernel`) or with a trailing `:`
+  (`kernel:6.1:`, `kernel:6.1:task.fork`);
 - a probe output file (`osmeter-probe hotspots ... -o FILE`, JSON Lines):
   its profile record(s), `FILE:BENCH` likewise;
 - a folded-stacks file (`*.folded`, the flame graph tools' format);
 - `-`, standard input holding either kind of file (`-:BENCH` likewise).
 
-A file path wins over a run reference when both could be meant. Files are
+A file path wins over a run reference when both could be meant, and a
+reference holding `/` is a file path, never a label. Files are
 read within bounds (osmeter.inputs): at most MAX_INPUT_BYTES, and a pipe or
 device that stalls or never ends is given up on (/dev/zero, a FIFO with no
 writer); folded.py bounds what is in them.
@@ -162,14 +167,35 @@ def load(ref: str, store_opener: Any) -> Profile:
         if path.is_dir():
             raise UsageError(f"{ref} is a directory; give a folded-stacks file, a probe output file or a run")
         return load_file(base, which)
-    if not (base.isdigit() or base == "latest"):
-        raise UsageError(f"{ref!r} is neither a file nor a stored run (an id or 'latest', optionally with "
+    if "/" in base:
+        raise UsageError(f"{base!r} is neither a file nor a stored run: no such file (a reference holding '/' is "
+                         "a file path; a run is given by its id, label, latest or latest~N, optionally with "
                          ":BENCH or :N)")
-    store = store_opener()
     try:
-        return load_stored(store, base, which)
+        store = store_opener()
+    except NotFoundError as e:  # no store: say what else the reference could have been
+        raise NotFoundError(f"{base!r} is neither a file nor a stored run: {e.message}") from None
+    try:
+        return _stored(store, ref, base, which)
     finally:
         store.close()
+
+
+def _stored(store: Any, ref: str, base: str, which: str | None) -> Profile:
+    """The stored profile `base`[:`which`] names; when `base` is a label no run
+    has, the whole `ref` as a label holding `:` (module docstring)."""
+    try:
+        return load_stored(store, base, which)
+    except UsageError as e:
+        if not getattr(e, "unknown", False):  # store.refs.UnknownLabel: no run has that label
+            raise
+        if which is not None:
+            try:
+                return load_stored(store, ref, None)
+            except UsageError as whole:
+                if not getattr(whole, "unknown", False):
+                    raise
+        raise UsageError(f"{base!r} is neither a file nor a stored run: {e.message}") from None
 
 
 def diff_links(store: Any, runs: Sequence[Any]) -> list[dict[str, Any]]:
