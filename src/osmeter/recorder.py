@@ -29,6 +29,7 @@ import numpy as np
 from . import legacy, spool
 from .version import __version__
 from .errors import RecordError, StoreError
+from .hotspots.merge import merge_profiles
 from .model import BenchResult, NewRun
 from .records import (
     Counters,
@@ -200,6 +201,8 @@ class RunRecorder:
         self._reps: dict[int, list[Repetition]] = {}
         self._rep_samples: dict[int, list[FloatArray]] = {}
         self._counters_of: dict[int, list[dict[str, Any]]] = {}
+        self._profiles_of: dict[int, list[dict[str, Any]]] = {}
+        self.profile_gaps: dict[str, list[str]] = {}  # why a profile is missing -> the instances
         self._rep_counts = {"ok": 0, "skip": 0, "error": 0}
 
     # --- feeding -----------------------------------------------------
@@ -392,13 +395,42 @@ class RunRecorder:
         self._store.set_counters(self.run_id, seq, merged)
         return None
 
+    def attach_counters(self, record: Counters) -> None:
+        """A counters record of a pass whose figures are not pooled (run --profile --counters):
+        it joins the stored result of its instance."""
+        seq = self._seq_of.get(_key(record.bench, record.params))
+        if seq is None or self.run_id is None:
+            self.notes.append(f"counters for {describe_instance(record.bench, record.params)}, which the run "
+                              "did not measure; ignored")
+            return
+        self._counters_of.setdefault(seq, []).append(record.raw)
+        merged = merge_counters(self._counters_of[seq])
+        self.results[seq] = replace(self.results[seq], counters=merged)
+        self._store.set_counters(self.run_id, seq, merged)
+
     def _profile(self, record: Profile) -> None:
         """A profile belongs to the result just before it, as counters do."""
         seq = self._owner(record, "follows no result of its own")
         if seq is None or self.run_id is None:
             return None
-        self._store.add_profile(self.run_id, seq, record.raw)
+        self._profiles_of.setdefault(seq, []).append(record.raw)
+        merged = merge_profiles(self._profiles_of[seq])
+        self._store.add_profile(self.run_id, seq, merged)
+        raw = record.raw
+        if raw.get("status") != "ok" or raw.get("kernel") is False:
+            why = raw.get("reason") if raw.get("status") != "ok" else raw.get("kernel_reason")
+            what = f"{raw.get('status')}: {why}" if raw.get("status") != "ok" else f"user space only: {why}"
+            self.profile_gaps.setdefault(what, []).append(describe_instance(record.bench, record.params))
         return None
+
+    def profile_note(self) -> str | None:
+        """Why profiles are missing or partial, once per reason (run --profile)."""
+        parts = []
+        for why, seen in self.profile_gaps.items():
+            instances = list(dict.fromkeys(seen))
+            named = ", ".join(instances[:3]) + (f" and {len(instances) - 3} more" if len(instances) > 3 else "")
+            parts.append(f"{len(instances)} profile(s) {why} ({named})")
+        return "; ".join(parts) or None
 
     def _end(self, end: End) -> RunEnded:
         self.end = end

@@ -12,7 +12,7 @@ import re
 import shlex
 import signal
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Callable
 
@@ -38,7 +38,7 @@ from .probe import (
 from .progress import PlainProgress, make_progress
 from .recorder import RepetitionStarted, RunContext, RunRecorder, RunStarted
 from .spool import Spool
-from .records import parse_line
+from .records import Counters, parse_line
 from .store.base import Store
 
 SUITES = ("quick", "standard", "full", "lebench")
@@ -49,6 +49,7 @@ DEFAULT_SUITE = "standard"
 DEFAULT_REPEAT = {"quick": 3, "standard": 3, "full": 5, "lebench": 3, None: 3}
 MAX_REPEAT = 100
 CLOCKS = ("tsc", "cntvct", "monotonic_raw", "monotonic")
+PROFILE_FREQUENCY = 999  # as osmeter hotspots: out of step with the scheduler's tick
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class RunOptions:
     repeat: int | None = None  # None: the suite's default (DEFAULT_REPEAT)
     inject_ns: str | None = None  # NAME=NS: a known slow-down, for testing compare
     cgroup_mem: int | None = None  # --cgroup-mem: bytes; the probe runs in a memory cgroup of this limit
+    profile: bool = False  # --profile: sample each timed region (the probe's `hotspots` command)
+    profile_frequency: int | None = None  # samples per second (default the probe's: 999)
 
     @property
     def repetitions(self) -> int:
@@ -79,8 +82,12 @@ class RunOptions:
 
 
 def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
-    """`osmeter-probe run --die-with-parent (--suite S | NAME...) [options]`."""
-    argv = [str(probe), "run", "--die-with-parent"]
+    """`osmeter-probe run --die-with-parent (--suite S | NAME...) [options]`; with
+    --profile, the probe's `hotspots`: the same run, with each timed region
+    sampled and a `profile` record after each result (docs/methods/hotspots.md)."""
+    if opts.profile_frequency is not None and not opts.profile:
+        raise UsageError("--profile-frequency goes with --profile")
+    argv = [str(probe), "hotspots" if opts.profile else "run", "--die-with-parent"]
     argv += ["--suite", opts.suite] if opts.suite else list(opts.names)
     for assignment in opts.params:
         argv += ["--param", assignment]
@@ -99,6 +106,9 @@ def probe_argv(probe: Path, opts: RunOptions) -> list[str]:
     for flag, value in valued:
         if value is not None:
             argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if opts.profile:  # --counters go to a pass of their own (counters_argv)
+        argv = [a for i, a in enumerate(argv) if a != "--counters" and (i == 0 or argv[i - 1] != "--counters")]
+        argv += ["--profile", "sample", "--frequency", str(opts.profile_frequency or PROFILE_FREQUENCY)]
     if opts.mlock:
         argv.append("--mlock")
     if opts.lebench_exact:
@@ -247,6 +257,33 @@ def drive_repetitions(argv: list[str], recorder: RunRecorder, progress: PlainPro
     return outcome
 
 
+def counters_argv(probe: Path, opts: RunOptions) -> list[str]:
+    """--profile with --counters: the pass that counts (the probe's `run --counters`), as long as one repetition."""
+    return probe_argv(probe, replace(opts, profile=False, profile_frequency=None))
+
+
+def drive_counters(argv: list[str], recorder: RunRecorder, progress: PlainProgress,
+                   before_exec: Callable[[], None] | None = None) -> Outcome:
+    """One more probe process after the profiled repetitions, whose counters
+    records join the stored results (RunRecorder.attach_counters) and whose
+    figures are not pooled: a profile and counters are never taken in one
+    process (the counters' switching would be in the profile)."""
+    progress.note("--counters with --profile: one more pass of the probe counts them (its figures are not pooled)")
+    with ProbeProcess.start(argv, before_exec) as proc, SignalForwarder(proc) as signals:
+        proc.forward_stderr(WithoutSkipEchoes(sys.stderr))  # type: ignore[arg-type]
+        for line in proc.lines():
+            if not line.complete or line.error is not None or not line.text.strip():
+                continue
+            try:
+                record = parse_line(line.text)
+            except RecordError:
+                continue  # the pass adds counters; the profiled repetitions hold the run
+            if isinstance(record, Counters):
+                recorder.attach_counters(record)
+        returncode = proc.close()
+    return Outcome(returncode, signals.received, None)
+
+
 def _repetition_ok(outcome: Outcome, recorder: RunRecorder) -> bool:
     return (
         outcome.signal is None
@@ -272,6 +309,11 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
     spool = Spool()
     try:
         outcome = drive_repetitions(argv, recorder, progress, cg.enter() if cg is not None else None, spool)
+        if opts.profile and opts.counters and _repetition_ok(outcome, recorder) and recorder.lost is None:
+            counted = drive_counters(counters_argv(probe, opts), recorder, progress,
+                                     cg.enter() if cg is not None else None)
+            if counted.signal is not None:
+                outcome = Outcome(outcome.returncode, counted.signal, None)
     except StoreError:
         progress.close()
         try_finish(recorder, "the store could not be written")
@@ -310,6 +352,8 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
     assert status is not None
     for note in recorder.notes:
         textsafe.say("note", note)
+    if opts.profile and recorder.profile_note():
+        textsafe.say("note", f"--profile: {recorder.profile_note()}")
     note_unexpected_exit(recorder, outcome.returncode)
     return recorder, outcome, status
 

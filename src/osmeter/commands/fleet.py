@@ -42,7 +42,7 @@ from .run import param_assignment
 NAME = "fleet"
 DEFAULT_FORKS = 5
 # The options that decide what is measured: kept in the state, the same on --resume.
-PROBE_OPTIONS = ("params", "min_time", "max_time", "min_samples", "max_samples", "target_rse", "repeat")
+PROBE_OPTIONS = ("params", "min_time", "max_time", "min_samples", "max_samples", "target_rse", "repeat", "profile")
 
 
 def probe_choice(text: str) -> tuple[str, Path]:
@@ -77,6 +77,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
     r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
     r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as for `osmeter run`")
+    r.add_argument("--profile", action="store_const", const=True, default=None,
+                   help="also sample each benchmark's timed region and store the profile with its result, "
+                   "as `osmeter run --profile` (for compare --explain); a host where sampling is impossible "
+                   "runs without and says why")
     r.add_argument("--probe", action="append", default=[], type=probe_choice, metavar="ARCH=PATH",
                    help=f"a static probe of one's own for ARCH ({', '.join(ARCH_NAMES)}) instead of the "
                    "installed or cross-built one; osmeter-exec-helper beside it goes along")
@@ -95,7 +99,7 @@ def _options(args: argparse.Namespace, suite: str, given: dict[str, Any]) -> Run
                       min_time=given.get("min_time"), max_time=given.get("max_time"),
                       min_samples=given.get("min_samples"), fifo=None, mlock=False, clock=None,
                       max_samples=given.get("max_samples"), target_rse=given.get("target_rse"),
-                      repeat=given.get("repeat"))
+                      repeat=given.get("repeat"), profile=bool(given.get("profile")))
 
 
 def check_probe_arguments(argv: list[str]) -> tuple[float | None, int | None]:

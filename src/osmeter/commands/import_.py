@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         textsafe.say("warning", warning)
     for note in recorder.notes:
         textsafe.say("note", note)
+    if recorder.profile_note():
+        textsafe.say("note", f"profiles: {recorder.profile_note()}")
     names = textsafe.line(", ".join(map(str, paths)))
     reps = f", {len(files)} repetitions" if len(files) > 1 else ""
     print(

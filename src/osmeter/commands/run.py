@@ -21,6 +21,7 @@ from ..runner import (
     CLOCKS,
     DEFAULT_REPEAT,
     DEFAULT_SUITE,
+    PROFILE_FREQUENCY,
     SUITES,
     RunOptions,
     record_run,
@@ -116,6 +117,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "cycles, instructions, ipc, cache-misses, ..., r<hex> (see docs/methods/counters.md)",
     )
     p.add_argument(
+        "--profile", action="store_true",
+        help="also sample each benchmark's timed region (perf_event_open, as `osmeter hotspots`) and store the "
+        "profile with its result, for `hotspots --show RUN:BENCH` and `compare --explain` (not with --counters)",
+    )
+    p.add_argument("--profile-frequency", type=positive_int, metavar="HZ",
+                   help=f"samples per second with --profile (default {PROFILE_FREQUENCY})")
+    p.add_argument(
         "--cgroup-mem",
         type=cgroup_size,
         metavar="SIZE",
@@ -151,6 +159,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
         repeat=args.repeat,
         inject_ns=args.inject_ns,
         cgroup_mem=args.cgroup_mem,
+        profile=args.profile,
+        profile_frequency=args.profile_frequency,
     )
 
 

@@ -149,8 +149,9 @@ class FleetRun:
         stored = store_files(self.store, context, files)
         run_id, counts = stored.recorder.run_id, stored.counts
         self.set_outcome(host, "stored", None, run_id)
+        gaps = stored.recorder.profile_note() if self.opts.profile else None
         return (f"stored run {run_id} ({stored.status}: {counts['ok']} ok, {counts['skip']} skipped, "
-                f"{counts['error']} failed)")
+                f"{counts['error']} failed)" + (f"; --profile: {gaps}" if gaps else ""))
 
     def run_playbook(self, session: AnsibleSession, hosts: list[str]) -> RunStep:
         budget = f", {self.opts.repetitions} repetitions" if self.opts.repetitions > 1 else ""
