@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from .causes import plausibility
 from .sysinfo import format_value
 
 
@@ -85,6 +86,9 @@ def run_differences(runs: Sequence[Any]) -> list[Difference]:
 def fact_differences(described: Sequence[Mapping[str, Any]]) -> list[Difference]:
     """Every fact whose value is not the same in all these flat descriptions (baseline first).
 
+    Ordered by plausibility (osmeter.causes): the facts that change kernel
+    costs first (the kernel, audit, seccomp, mitigations, THP, ...), in the
+    order of RULES, then the others in the order they were met.
     Long lists (CPU flags) are shown for the non-baseline runs as the items
     added (+) and removed (-) against the baseline.
     """
@@ -116,4 +120,4 @@ def fact_differences(described: Sequence[Mapping[str, Any]]) -> list[Difference]
         if all(t == texts[0] for t in texts[1:]):
             continue  # differ only as missing against null: nothing to tell
         out.append(Difference(key, tuple(texts)))
-    return out
+    return sorted(out, key=lambda d: plausibility(d.key))  # what plausibly changes costs first (causes.RULES)

@@ -33,10 +33,12 @@ from .. import compare as cmp
 from .. import outfile, textsafe
 from ..comparing import compare_runs, raise_regressions, resolve_runs
 from ..errors import UsageError
+from ..explain import explain
 from ..gcpause import paused
 from ..hotspots.sources import diff_links
 from ..report import names as nm
 from ..report.params import catalog_defaults
+from ..report import explain_text as ex
 from ..report.compare_text import document, heatmap_file, render_text
 from ..store import open_store, resolve_location
 from .options import add_json_option, add_store_option
@@ -109,6 +111,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         choices=(*HEATMAP_FORMATS, "json"),
         help="the heatmap file's format (default: from FILE's suffix); needs -o; json: as --json",
     )
+    p.add_argument(
+        "--explain", action="store_true",
+        help="for each significant change (two runs): the change in ns per op, the counter deltas, the functions "
+        "whose time changed (profiles of `run --profile`), and the differing machine facts that plausibly explain "
+        "it (docs/compare.md, 'Explained comparisons'); with -o the page's heatmap cells open their explanation",
+    )
     nm.add_names_option(p)
     from .compare_by import add_options  # --by, --fleet (compare_by imports this module)
 
@@ -119,6 +127,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.explain and (args.by is not None or args.fleet is not None):
+        raise UsageError("--explain explains two runs; it does not go with --by or --fleet")
     if args.by is not None or args.fleet is not None or args.bootstrap:  # the heatmap by host, kernel or label
         from .compare_by import run as run_by
 
@@ -137,12 +147,15 @@ def run(args: argparse.Namespace) -> int:
     fmt = outfile.choose_format(args.format, args.output, SUFFIXES, "html")
     if output is not None:
         outfile.check(output)
+    if args.explain and len(args.runs) + (args.baseline is not None) - (args.baseline in args.runs) != 2:
+        raise UsageError("--explain explains the changes between two runs: give exactly two (A B, A the baseline)")
     store = open_store(resolve_location(args.store), create=False)
     try:
         with paused():  # the runs' results and their comparisons: many objects, no cycles (gcpause)
             runs = resolve_runs(store, args.runs, args.baseline)
             outcome = compare_runs(store, runs, threshold, args.stat)
             outcome.profile_links = diff_links(store, runs)
+            explained = explain(store, outcome, threshold) if args.explain else None
             # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench
             labels = nm.InstanceLabels(nm.row_names(args.names), [x for r in runs for x in outcome.read[r.id]],
                                        catalog_defaults())  # tables name instances by their telling parameters
@@ -150,10 +163,14 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     if output is not None:
         assert fmt is not None
-        outfile.write(output, heatmap_file(outcome, threshold, fmt, labels))
+        outfile.write(output, heatmap_file(outcome, threshold, fmt, labels, explained))
     if args.json:
         doc = document(outcome, threshold, fail_above, labels)
+        if explained is not None:
+            doc["explain"] = ex.document(explained)
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    elif explained is not None:
+        sys.stdout.write(textsafe.terminal(ex.render_text(explained)))
     else:
         sys.stdout.write(textsafe.terminal(render_text(outcome, threshold, labels)))
     if output is not None:

@@ -183,7 +183,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
 
 
 def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
-                 labels: nm.InstanceLabels | None = None) -> str | bytes:
+                 labels: nm.InstanceLabels | None = None, explained: Any = None) -> str | bytes:
     """The heatmap as an HTML page (str, fmt html) or as a figure's bytes (svg/png/pdf; a
     suffix such as `.svg` is accepted as well)."""
     labels = labels or nm.InstanceLabels(None)
@@ -203,7 +203,19 @@ def heatmap_file(outcome: Outcome, threshold: float, fmt: str,
             counters=outcome.deltas,
             counter_notes=outcome.counter_notes,
             labels=labels,
+            **_explained_html(explained),
         )
     from ..report.compare_figure import heatmap_bytes
 
     return heatmap_bytes(runs, outcome.comparisons, fmt, labels)
+
+
+def _explained_html(explained: Any) -> dict[str, Any]:
+    """compare --explain's section of the page, and the heatmap's links to it."""
+    if explained is None:
+        return {}
+    from .explain_text import anchor, section_html
+
+    wanted = {anchor(e.comparison) for e in explained.explanations}
+    return {"explanations": section_html(explained),
+            "link_of": lambda c: anchor(c) if anchor(c) in wanted else None}

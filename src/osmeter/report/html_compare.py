@@ -7,7 +7,7 @@ built with the same pieces and the same escaping as the report (html.py).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..compare import Comparison
 from ..differences import Difference
@@ -32,7 +32,12 @@ def run_column_label(run: RunInfo) -> str:
     return f"#{run.id} {label}".strip()
 
 
-def _heat_cell(c: Comparison | None, counters_of: CountersOf = no_counters) -> str:
+def _no_link(c: Comparison) -> str | None:
+    return None
+
+
+def _heat_cell(c: Comparison | None, counters_of: CountersOf = no_counters,
+               link_of: Callable[[Comparison], str | None] = _no_link) -> str:
     if c is None:
         return '<td class="cell missing" title="not in this run">–</td>'
     title = esc(cell_title(c, counters_of(c)))
@@ -44,7 +49,11 @@ def _heat_cell(c: Comparison | None, counters_of: CountersOf = no_counters) -> s
     if c.caveat:  # a figure behind the verdict is flagged: marked, and named in the title
         cls += " caveat"
         mark = f'<span class="mark">{CAVEAT_MARK}</span>'
-    return f'<td class="{cls}" style="background:{colour}" title="{title}">{plots.percent_text(c.change)}{mark}</td>'
+    text = plots.percent_text(c.change)
+    target = link_of(c) if c.significant else None
+    if target:  # compare --explain: the cell opens its explanation
+        text = (f'<a href="#{target}" onclick="document.getElementById(\'{target}\').open=true">{text}</a>')
+    return f'<td class="{cls}" style="background:{colour}" title="{title}">{text}{mark}</td>'
 
 
 COUNTER_DELTA_COLUMNS = (("benchmark", False), ("params", False), ("run", True), ("time change", True),
@@ -123,7 +132,7 @@ def _instances(comparisons: Sequence[Comparison], labels: nm.InstanceLabels
 
 
 def _heatmap_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], counters: CountersOf,
-                  labels: nm.InstanceLabels) -> str:
+                  labels: nm.InstanceLabels, link_of: Callable[[Comparison], str | None] = _no_link) -> str:
     """The heatmap table: a row per instance, a column per run compared with the baseline
     (one run: compare_narrow's table, its medians and a bar beside the change)."""
     order, by_key, names = _instances(comparisons, labels)
@@ -132,14 +141,14 @@ def _heatmap_html(comparisons: Sequence[Comparison], others: Sequence[RunInfo], 
         narrow = [(names[key], full[key] if full[key] != names[key] else "", by_key[key].get(others[0].id))
                   for key in order]
         return narrow_heatmap_html(narrow, others[0], run_column_label(others[0]),
-                                   lambda c: _heat_cell(c, counters))
+                                   lambda c: _heat_cell(c, counters, link_of))
     head = "".join(f'<th class="run" title="{esc(run_subtitle(r))}">{esc(run_column_label(r))}</th>' for r in others)
     rows = []
     for key in order:
         shown = names[key]
         full = describe_instance(key[0], {}) + (f" {key[1]}" if key[1] else "")
         hover = f' title="{esc(full)}"' if shown != full else ""
-        cells = "".join(_heat_cell(by_key[key].get(r.id), counters) for r in others)
+        cells = "".join(_heat_cell(by_key[key].get(r.id), counters, link_of) for r in others)
         rows.append(f'<tr><th class="bench mono"{hover}>{esc(shown)}</th>{cells}</tr>\n')
     return (f'<div class="scroll"><table class="heatmap" id="heatmap"><thead><tr><th class="corner"></th>{head}</tr></thead>'
             f"<tbody>\n{''.join(rows)}</tbody></table></div>")
@@ -193,6 +202,8 @@ def render_comparison(
     counters: CountersOf = no_counters,
     counter_notes: Sequence[str] = (),
     labels: nm.InstanceLabels | None = None,
+    explanations: str = "",
+    link_of: Callable[[Comparison], str | None] = _no_link,
 ) -> str:
     """The LEBench-style heatmap page: instances × runs, colour = change against the baseline.
 
@@ -216,8 +227,9 @@ def render_comparison(
         "Red: worse, green: better, deeper for larger changes (full colour at 2×); grey: the 95 % interval "
         "includes no change or the change is within the noise threshold. Hover a cell for the interval.</p>",
         _legend_html(caveat_names),
-        _heatmap_html(comparisons, others, counters, labels),
+        _heatmap_html(comparisons, others, counters, labels, link_of),
         flag_legend_html(caveat_names),
+        explanations,
         "<h2>Significant changes</h2>",
         _changes_html([c for c in comparisons if c.significant], counters, labels),
     ]
