@@ -206,7 +206,7 @@ def test_a_probe_files_median_is_the_result_record_before_its_profile(tmp_path):
     for which, want in ((":1", 41.0), (":2", 99.0)):
         p = load(str(f) + which, None)
         assert medians.in_file(str(f), p, "p.jsonl") == medians.ResultMedian(
-            want, "ns", "p.jsonl, the result record before the profile")
+            want, "ns", "p.jsonl's result record before it")
     g = tmp_path / "q.jsonl"
     g.write_text(json.dumps(result(41.0, bench="cpu.call")) + "\n" + json.dumps(PROFILE) + "\n")
     assert medians.in_file(str(g), load(str(g), None), "q.jsonl") is None, "another instance's result"
@@ -225,8 +225,8 @@ def test_the_table_ranks_by_ns_shows_shares_and_marks_new_and_gone():
                                        report_hs.SideTime("run 2 syscall.null", NS_B, "profile window"))
     assert all(len(line) <= report_hs.WIDTH for line in text.splitlines()), text
     assert not re.search(r"\de[+-]?\d", text), "no exponent"
-    assert "41.00 ns per operation (the result's median: run 1, result 0)" in text
-    assert "125.0 ns per operation (the profile's window" in text
+    assert "41.00 ns per operation: the median of run 1, result 0" in text
+    assert "125.0 ns per operation: the profile's window" in text
     lines = text.splitlines()
     body = lines[next(i for i, line in enumerate(lines) if line.startswith("----")) + 1:]
     assert re.match(r"__audit_syscall_exit_\[k\]\s+0 → 50\.00 ns\s+\+50\.0 ± 1\.9 ns\s+0\.0 → 40\.0\s+"

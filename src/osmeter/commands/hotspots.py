@@ -9,7 +9,10 @@ of functions, the depth view, and the difference of two profiles.
 The probe samples only the timed region (docs/methods/hotspots.md); the
 profile is stored with the run. Files written to DIR: profile.folded,
 flamegraph.svg, top.txt, depth.txt (diff: a.folded, b.folded, diff.svg,
-diff.txt).
+diff.txt). A diff ranks functions by the change of their time per
+operation, each side's shares times its ns per operation (hotspots.timed):
+the median of the result the profile belongs to, else the profile's window;
+by the change of share when a side has neither (a folded file).
 
 Every option is checked before anything is measured or stored (exit 2 with
 nothing stored): the modes, --max-time against --min-time, the output
@@ -28,15 +31,15 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import outfile, textsafe
 from ..catalog import Benchmark, Param, parse_catalog
 from ..errors import NotFoundError, UsageError
-from ..hotspots import flamegraph, folded
-from ..hotspots.sources import STDIN, Profile, from_stored, load, params_text
+from ..hotspots import flamegraph, folded, medians, timed
+from ..hotspots.sources import STDIN, Profile, file_of, from_stored, load, params_text
 from ..probe import locate_probe, run_document
 from ..progress import make_progress
 from ..recorder import RunContext, RunRecorder
@@ -67,8 +70,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
                    help="a parameter of BENCH (one value each: a profile is of one instance)")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"),
-                   help="compare two profiles: with BENCH, two parameter sets (KEY=V[,KEY=V...]) profiled now; "
-                   "without, two stored runs (ID[:BENCH]), probe output files or folded files")
+                   help="compare two profiles, ranked by the change of each function's time per operation (its "
+                   "share x the result's median): with BENCH, two parameter sets (KEY=V[,KEY=V...]) profiled now; "
+                   "without, two stored runs (ID[:BENCH]), probe output files or folded files (these have no "
+                   "median: ranked by the change of share)")
     p.add_argument("--show", metavar="REF", help="render a stored run's profile (ID[:BENCH]) or a saved file again")
     p.add_argument("--profile", choices=("sample", "function"), default="sample",
                    help="sample: perf_event_open sampling (default); function: the ftrace function tracer "
@@ -124,6 +129,7 @@ class Profiled:
     status: str
     profiles: list[Profile]
     exit_code: int
+    results: list[medians.ResultMedian | None] = field(default_factory=list)  # each profile's result's median
 
 
 def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Sequence[str]) -> Profiled:
@@ -152,14 +158,15 @@ def profile_now(store: Any, probe: Path, args: argparse.Namespace, params: Seque
             textsafe.say(r.status, f"{r.bench} {params_text(r.params)}: {r.reason}")
     code = verdict(recorder, outcome, status)
     run_id = recorder.run_id
-    profiles = []
-    for p in store.profiles(run_id):
+    profiles, results = [], []
+    for p in medians.WithResults(store).profiles(run_id):
         if p.status != "ok":
             raise UsageError(f"{p.bench}: no profile: {p.meta.get('reason') or p.status} (run {run_id} is stored)")
         profiles.append(from_stored(p))
+        results.append(medians.take(profiles[-1]))
     if not profiles:
         raise NotFoundError(f"run {run_id} holds no profile: the benchmark did not finish (see above)")
-    return Profiled(run_id, status, profiles, code)
+    return Profiled(run_id, status, profiles, code, results)
 
 
 # ---- writing ------------------------------------------------------------------
@@ -239,23 +246,74 @@ def _say(args: argparse.Namespace, text: str, doc: Any, written: Sequence[Path])
     return 0
 
 
-def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str) -> int:
+def load_side(ref: str, location: Any) -> tuple[Profile, medians.ResultMedian | None]:
+    """One side of `--diff A B` and the median of its result (hotspots.medians): a stored run's from the
+    store, a probe output file's from the file."""
+    opened = []
+
+    def opener() -> Any:
+        opened.append(True)
+        return medians.WithResults(open_store(location, create=False))
+
+    p = load(ref, opener)
+    found = medians.take(p)  # from the store only: a file's record is not trusted with it
+    if not opened:
+        path = file_of(ref)
+        found = medians.in_file(path, p, Path(path).name) if path is not None else None
+    return p, found
+
+
+def _timing(p: Profile, found: medians.ResultMedian | None) -> dict[str, Any]:
+    ns, source = timed.ns_per_op(p, found.median if found else None, found.unit if found else None)
+    if ns is None:
+        return {"ns": None, "source": None, "reason": source}
+    return {"ns": ns, "source": source, "result": found.where if found and source == timed.MEDIAN else None}
+
+
+def _timed_texts(a: Profile, b: Profile, ta: dict[str, Any], tb: dict[str, Any],
+                 top: int) -> tuple[str, str, list[dict[str, Any]]]:
+    """The diff ranked by ns per operation: its table, its flame graph and its JSON rows."""
+    rows = timed.timed_diff(a.stacks, b.stacks, ta["ns"], tb["ns"], weight_unit=a.weight_unit)
+    table = hs.render_timed_diff(rows, top, hs.SideTime(a.label, ta["ns"], ta["source"], ta["result"]),
+                                 hs.SideTime(b.label, tb["ns"], tb["source"], tb["result"]))
+    svg = flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}", weight_unit=a.weight_unit,
+                                         ns_a=ta["ns"], ns_b=tb["ns"])
+    doc = [{**dataclasses.asdict(r), "self_delta_ns": r.self_delta_ns, "total_delta_ns": r.total_delta_ns}
+           for r in rows[:top]]
+    return table, svg, doc
+
+
+def _share_texts(a: Profile, b: Profile, ta: dict[str, Any], tb: dict[str, Any],
+                 top: int) -> tuple[str, str, list[dict[str, Any]]]:
+    """The diff ranked by share, when a side's ns per operation is unknown (saying so in one line)."""
+    rows = folded.diff_table(a.stacks, b.stacks, a.calls, b.calls, weight_unit=a.weight_unit)
+    side, t = ("A", ta) if ta["ns"] is None else ("B", tb)
+    note = textsafe.line(f"ranked by the change of share: {side}'s ns per operation is unknown ({t['reason']})")
+    table = note + "\n" + hs.render_diff(rows, top, a.weight_unit, a.label, b.label)
+    svg = flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}", weight_unit=a.weight_unit)
+    doc = [{**dataclasses.asdict(r), "self_change": r.self_change, "total_change": r.total_change}
+           for r in rows[:top]]
+    return table, svg, doc
+
+
+def diff(a: Profile, b: Profile, args: argparse.Namespace, tag: str, result_a: medians.ResultMedian | None = None,
+         result_b: medians.ResultMedian | None = None) -> int:
+    """The two profiles' diff: in ns per operation (each side's share x its ns per op: the result's median,
+    else the profile's window), or in shares when a side's is unknown."""
     if a.weight_unit != b.weight_unit:
         raise UsageError(f"cannot compare a profile in {a.weight_unit} with one in {b.weight_unit} "
                          "(a sampled and a traced profile): profile both the same way")
     directory = outfile.prepare_directory(default_dir(args, tag))
-    rows = folded.diff_table(a.stacks, b.stacks, a.calls, b.calls, weight_unit=a.weight_unit)
-    text = "\n".join(describe(a) + describe(b)) + "\n\n" + hs.render_diff(rows, args.top, a.weight_unit,
-                                                                              a.label, b.label)
-    texts = (folded.format_folded(a.stacks), folded.format_folded(b.stacks),
-             flamegraph.diff_flamegraph_svg(a.stacks, b.stacks, f"{a.label} -> {b.label}", weight_unit=a.weight_unit),
-             text)
+    ta, tb = _timing(a, result_a), _timing(b, result_b)
+    by_ns = ta["ns"] is not None and tb["ns"] is not None
+    table, svg, rows = (_timed_texts if by_ns else _share_texts)(a, b, ta, tb, args.top)
+    text = "\n".join(describe(a) + describe(b)) + "\n\n" + table
+    texts = (folded.format_folded(a.stacks), folded.format_folded(b.stacks), svg, text)
     files = dict(zip(DIFF_FILES, texts))
     written = [outfile.write(directory / name, t) for name, t in files.items()]
     return _say(args, text, lambda: {
-        "a": as_json(a, args.top), "b": as_json(b, args.top),
-        "diff": [{**dataclasses.asdict(r), "self_change": r.self_change, "total_change": r.total_change}
-                 for r in rows[: args.top]]}, written)
+        "a": as_json(a, args.top), "b": as_json(b, args.top), "ranking": "ns_per_op" if by_ns else "share",
+        "ns_per_op": {"a": ta, "b": tb}, "diff": rows}, written)
 
 
 # ---- the command ----------------------------------------------------------------
@@ -376,9 +434,9 @@ def run(args: argparse.Namespace) -> int:
         return show(p, args, tag)
     if args.diff is not None and args.bench is None:
         check_output(default_dir(args, "diff"), DIFF_FILES)
-        a = load(args.diff[0], lambda: open_store(location, create=False))
-        b = load(args.diff[1], lambda: open_store(location, create=False))
-        return diff(a, b, args, "diff")
+        a, result_a = load_side(args.diff[0], location)
+        b, result_b = load_side(args.diff[1], location)
+        return diff(a, b, args, "diff", result_a, result_b)
     sets: list[list[str]] = ([list(args.param) + split_assignments(s) for s in args.diff] if args.diff
                              else [list(args.param)])
     check_output(output, DIFF_FILES if args.diff else SHOW_FILES)
@@ -393,7 +451,8 @@ def run(args: argparse.Namespace) -> int:
     code = max(d.exit_code for d in done)
     if args.diff:
         tag = f"{done[0].run_id}-{done[1].run_id}"
-        result = diff(_one(done[0]), _one(done[1]), args, tag)
+        (a, result_a), (b, result_b) = _one(done[0]), _one(done[1])
+        result = diff(a, b, args, tag, result_a, result_b)
     elif len(done[0].profiles) == 1:
         result = show(done[0].profiles[0], args, str(done[0].run_id))
     else:
@@ -402,8 +461,8 @@ def run(args: argparse.Namespace) -> int:
     return max(code, result)
 
 
-def _one(d: Profiled) -> Profile:
+def _one(d: Profiled) -> tuple[Profile, medians.ResultMedian | None]:
     if len(d.profiles) != 1:
         raise UsageError(f"run {d.run_id} holds {len(d.profiles)} profiles: each side of --diff must be one "
                          "instance (one value per parameter)")
-    return d.profiles[0]
+    return d.profiles[0], d.results[0]

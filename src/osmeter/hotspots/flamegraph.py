@@ -9,7 +9,7 @@ self time per operation (the share of that exact stack ending there times
 the side's ns per operation: hotspots.timed) moved from A to B: red slower,
 blue faster, white the same, the saturation |change| over the largest
 |change|. A frame with no weight in A on its path is new: outlined in
-dashes and said so in its tooltip. Without both sides' ns per operation
+dashes (when wide enough to show it) and said so in its tooltip. Without both sides' ns per operation
 (a folded file has no median), the colour is the change of self share.
 Frames only in A have no width in B: the largest are listed under the graph.
 """
@@ -287,13 +287,14 @@ def _layout(root: Node) -> tuple[list[tuple[Node, float, int]], int]:
     return drawn, depth_max
 
 
-NEW_OUTLINE = 'stroke="rgb(90,0,0)" stroke-width="1" stroke-dasharray="3,2"'  # a frame new in B
+NEW_OUTLINE = 'stroke="rgb(90,0,0)" stroke-width="1" stroke-dasharray="3,2"'  # a frame new in B ...
+NEW_OUTLINED_PX = 6  # ... at least this wide (narrower ones would be dashed lines across the graph)
 
 
 def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, str], str],
             top: int = TOP, is_new: Callable[[Node], bool] = lambda n: False) -> tuple[list[str], int]:
     """The drawn frames as SVG groups (the flame's top at `top`), and the depth they reach; a frame
-    `is_new` says is new is outlined (NEW_OUTLINE) and marked data-new="1"."""
+    `is_new` says is new is marked data-new="1", and outlined (NEW_OUTLINE) when NEW_OUTLINED_PX wide."""
     scale = WIDTH / (root.total or 1)
     drawn, depth_max = _layout(root)
     base = top + depth_max * FRAME_H  # the root's row: the bottom of the flame
@@ -303,7 +304,8 @@ def _frames(root: Node, fill_of: Callable[[Node], str], tip_of: Callable[[Node, 
         y = base - d * FRAME_H
         name = display_name(node.name) + (" [k]" if is_kernel(node.name) else "")
         fill = fill_of(node)
-        mark, outline = (' data-new="1"', " " + NEW_OUTLINE) if is_new(node) else ("", "")
+        mark, outline = (' data-new="1"', " " + NEW_OUTLINE if w >= NEW_OUTLINED_PX else "") if is_new(node) \
+            else ("", "")
         out.append(
             f'<g class="f" data-n="{_xml(name, quote=True)}" data-x="{x:.3f}" data-w="{w:.3f}" '
             f'data-d="{d}"{mark}><title>{_xml(tip_of(node, name))}</title>'

@@ -22,7 +22,7 @@ KEY = "osmeter_result"  # where WithResults puts a stored profile's result in it
 class ResultMedian:
     median: float | None
     unit: str | None
-    where: str  # "run 12, result 3"; "a.jsonl, the result record before the profile"
+    where: str  # "run 12, result 3"; "a.jsonl's result record before it"
 
 
 class WithResults:
@@ -84,6 +84,6 @@ def in_file(path: str, p: Profile, name: str) -> ResultMedian | None:
             unit = last.get("unit")
             return ResultMedian(median if isinstance(median, (int, float)) else None,
                                 unit if isinstance(unit, str) else None,
-                                f"{name}, the result record before the profile")
+                                f"{name}'s result record before it")
     return None
 

@@ -168,9 +168,8 @@ def timed_table(rows: Sequence[TimedRow]) -> Table:
 
 
 def _side(name: str, s: SideTime) -> str:
-    where = f": {s.where}" if s.where and s.source == MEDIAN else ""
-    return (f"{name}: {textsafe.line(s.label)}: {fmt_quantity(s.ns, 'ns')} per operation "
-            f"({_SOURCES.get(s.source, s.source)}{textsafe.line(where)})")
+    source = f"the median of {s.where}" if s.where and s.source == MEDIAN else _SOURCES.get(s.source, s.source)
+    return f"{name}: {textsafe.line(s.label)}\n   {fmt_quantity(s.ns, 'ns')} per operation: {textsafe.line(source)}"
 
 
 def render_timed_diff(rows: Sequence[TimedRow], n: int, a: SideTime, b: SideTime) -> str:
@@ -179,8 +178,8 @@ def render_timed_diff(rows: Sequence[TimedRow], n: int, a: SideTime, b: SideTime
     head = [_side("A", a), _side("B", b),
             f"time per operation: {scale.number(a.ns)} → {scale.number(b.ns)} {scale.suffix} "
             f"({_change(b.ns - a.ns, None)})",
-            "a function's time per operation is its self (or total) share × that side's; new: no weight in A, "
-            "gone: none in B",
+            "a function's time per op: its self (or total) share × its side's; "
+            "new: none in A, gone: none in B",
             f"{TIMED_TITLE} (± one standard error from sampling):"]
     return (fold("\n".join(head), WIDTH) + "\n"
             + to_text(timed_table(rows[:n]), width=WIDTH, wrap=(0,)) + "\n")
