@@ -64,11 +64,17 @@ static const struct field {
 	{"cpuidle_driver", "CPU idle driver (/sys/devices/system/cpu/cpuidle/current_driver)", si_w_cpuidle_driver},
 	{"memory_bytes", "Physical memory seen by the kernel (MemTotal; the host's inside a container)", si_w_memory_bytes},
 	{"memory_type", "Memory type and speed of the first populated slot (SMBIOS type 17; root only)", si_w_memory_type},
-	{"cgroup_memory_limit_bytes", "Smallest cgroup memory limit over this process's cgroup and its parents; null if none", si_w_cgroup_memory_limit},
-	{"cgroup_cpu_limit", "cgroup CPU bandwidth limit in CPUs (quota/period, smallest over parents); null if none", si_w_cgroup_cpu_limit},
+	{"cgroup_memory_limit_bytes", "Smallest cgroup memory limit over this process's cgroup and its parents (memory.limit_in_bytes on cgroup v1, memory.max on v2; the hierarchies from /proc/self/mountinfo); null if none", si_w_cgroup_memory_limit},
+	{"cgroup_cpu_limit", "cgroup CPU bandwidth limit in CPUs, smallest over this process's cgroup and its parents (cpu.cfs_quota_us / cpu.cfs_period_us on v1, cpu.max on v2); null if none", si_w_cgroup_cpu_limit},
+	{"cgroup_pids_limit", "Smallest cgroup task limit over this process's cgroup and its parents (pids.max, v1 or v2); null if none", si_w_cgroup_pids_limit},
+	{"cgroup_cpuset_cpus", "CPUs of this process's cpuset, as a cpu list (cpuset.effective_cpus on cgroup v1, cpuset.cpus.effective on v2; the nearest cgroup that has it)", si_w_cgroup_cpuset_cpus},
 	{"hugepage_size_bytes", "Default huge page size (Hugepagesize in /proc/meminfo)", si_w_hugepage_size_bytes},
 	{"thp_enabled", "Transparent huge pages mode (/sys/kernel/mm/transparent_hugepage/enabled)", si_w_thp_enabled},
 	{"thp_defrag", "Transparent huge pages defrag mode (/sys/kernel/mm/transparent_hugepage/defrag)", si_w_thp_defrag},
+	{"thp_shmem_enabled", "Transparent huge pages for shared memory and tmpfs (/sys/kernel/mm/transparent_hugepage/shmem_enabled)", si_w_thp_shmem_enabled},
+	{"ksm_run", "Kernel samepage merging: 0 stopped, 1 running, 2 unmerging (/sys/kernel/mm/ksm/run)", si_w_ksm_run},
+	{"numa_balancing", "Automatic NUMA balancing: 0 off, 1 on, 2 memory tiering, 3 both (/proc/sys/kernel/numa_balancing)", si_w_numa_balancing},
+	{"zswap_enabled", "Compressed swap cache on (/sys/module/zswap/parameters/enabled)", si_w_zswap_enabled},
 	{"fault_around_bytes", "Page fault-around size (/sys/kernel/debug/fault_around_bytes; root and debugfs only)", si_w_fault_around_bytes},
 	{"disks", "Block devices (/sys/block, without loop*, ram* and empty devices); size_bytes, rotational, model, I/O scheduler", si_w_disks},
 	{"nics", "Network interfaces (/sys/class/net): operstate, link speed (null if down or virtual), MTU, driver", si_w_nics},
@@ -80,18 +86,32 @@ static const struct field {
 	{"container", "Container runtime (/run/systemd/container, /run/.containerenv, /.dockerenv, /proc/1/cgroup); none = no sign found", si_w_container},
 	{"perf_event_paranoid", "perf_event_paranoid (/proc/sys/kernel): what unprivileged perf counters may do", si_w_perf_event_paranoid},
 	{"aslr", "Address space randomisation (/proc/sys/kernel/randomize_va_space: 0 off, 1 partial, 2 full)", si_w_aslr},
+	{"audit_enabled", "Kernel audit: 0 off, 1 on, 2 on and locked (AUDIT_GET over the audit netlink socket: root, CAP_AUDIT_CONTROL; 0 when the kernel has no audit socket, CONFIG_AUDIT off or audit=0). Trap: once audit was on in this boot, every task keeps an audit context and every system call pays for it, even after auditctl -e 0, until reboot (audit_ever_enabled); the probe never changes audit", si_w_audit_enabled},
+	{"audit_rules", "Audit rules loaded (AUDIT_LIST_RULES over the audit netlink socket, its replies counted: root, CAP_AUDIT_CONTROL; 0 without an audit socket). Rules slow the system calls they watch; and once audit was on in this boot, every task keeps an audit context and every system call pays for it even after auditctl -e 0", si_w_audit_rules},
+	{"audit_ever_enabled", "Audit was on at some time in this boot: then every task keeps an audit context and every system call pays for it, even after auditctl -e 0, until reboot. From audit= on the command line (/proc/cmdline), else AUDIT_GET (on now = true; no audit socket = false), else the kernel log (/dev/kmsg, root): a record only an enabled audit writes (type=1305, type=1300, audit_enabled=1) = true; false only when the log still holds audit's start (state=initialized), no audit daemon takes the records and none was lost; else null (null_reasons says why)", si_w_audit_ever_enabled},
+	{"audit_ever_enabled_source", "Where audit_ever_enabled was learnt: cmdline (audit= in /proc/cmdline), audit_status (AUDIT_GET) or kmsg (/dev/kmsg)", si_w_audit_ever_enabled_source},
+	{"seccomp_mode", "The probe's own seccomp mode: 0 none, 1 strict, 2 filter (Seccomp in /proc/self/status); a probe started under filters runs them on every system call", si_w_seccomp_mode},
+	{"seccomp_filters", "seccomp filters on the probe itself (Seccomp_filters in /proc/self/status, 5.9+): each runs on every system call it makes", si_w_seccomp_filters},
+	{"lockdown", "Kernel lockdown: none, integrity or confidentiality (/sys/kernel/security/lockdown, the bracketed value; none when the lockdown LSM is not active); null when securityfs is not mounted (the probe does not mount it)", si_w_lockdown},
+	{"lsms", "Active Linux security modules, in order (/sys/kernel/security/lsm); null when securityfs is not mounted", si_w_lsms},
+	{"bpf_programs", "Loaded BPF programs (bpf(BPF_PROG_GET_NEXT_ID) over every id: root, CAP_SYS_ADMIN); seccomp filters are not among them", si_w_bpf_programs},
+	{"bpf_program_types", "Loaded BPF programs by type (bpf(BPF_PROG_GET_FD_BY_ID), bpf(BPF_OBJ_GET_INFO_BY_FD): root)", si_w_bpf_program_types},
+	{"tracing", "Active tracing, from tracefs where /proc/self/mounts lists it (the probe does not mount it): path, current_tracer, tracing_on, kprobe_events and uprobe_events (lines of those files), enabled_events (lines of set_event), ftrace_functions (functions with an ftrace hook: lines of enabled_functions), instances; a member is null where its file is absent or unreadable", si_w_tracing},
 	{"libc", "C library the probe runs with (glibc version; null for others)", si_w_libc},
 	{"build_compiler", "Compiler that built the probe", si_w_build_compiler},
 	{"build_flags", "C flags the probe was built with", si_w_build_flags},
 	{"build_type", "CMake build type of the probe", si_w_build_type},
 	{"build_static", "Probe statically linked", si_w_build_static},
 	{"build_arch", "Architecture the probe was built for", si_w_build_arch},
+	{"null_reasons", "Why a field above is null, where the probe knows (field: reason): not mounted, not permitted, absent from this kernel, no limit set; must stay the last field", si_w_null_reasons},
 };
 
 void osm_sysinfo_write_fields(struct osm_json *j)
 {
 	osm_json_arr_begin(j, "fields");
+	si_reasons_reset();
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		si_reason_field(fields[i].key);
 		osm_json_obj_begin(j, NULL);
 		osm_json_str(j, "key", fields[i].key);
 		fields[i].write(j, "value");
@@ -104,8 +124,11 @@ void osm_sysinfo_write_fields(struct osm_json *j)
 void osm_sysinfo_write_machine(struct osm_json *j, const char *key)
 {
 	osm_json_obj_begin(j, key);
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+	si_reasons_reset();
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		si_reason_field(fields[i].key);
 		fields[i].write(j, fields[i].key);
+	}
 	osm_json_obj_end(j);
 }
 
@@ -245,7 +268,9 @@ static void text_field(FILE *f, const char *key, const char *json)
 void osm_sysinfo_print_text(FILE *f)
 {
 	char buf[TEXT_BUF];
+	si_reasons_reset();
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		si_reason_field(fields[i].key);
 		memset(buf, 0, sizeof(buf));
 		/* size - 1: the buffer always ends with a NUL, even when full. */
 		FILE *m = fmemopen(buf, sizeof(buf) - 1, "w");

@@ -6,12 +6,17 @@
  *   sysinfo_util.c    file, sysfs, cpu-list and /proc/cpuinfo readers
  *   sysinfo_kernel.c  identity, kernel, kernel settings, the probe's build
  *   sysinfo_cpu.c     CPU model, topology, caches, frequency, idle
- *   sysinfo_mem.c     memory, cgroup limits, huge pages
+ *   sysinfo_mem.c     memory, huge pages, KSM, NUMA balancing, zswap
+ *   sysinfo_cgroup.c  cgroup limits of the run (v1 and v2)
+ *   sysinfo_audit.c   audit: on, rules, ever on in this boot
+ *   sysinfo_sec.c     seccomp, lockdown, LSMs, BPF programs, tracers
  *   sysinfo_dev.c     disks and network interfaces
  *   sysinfo_virt.c    hypervisor, qemu-user emulation, container
  *   sysinfo_id.c      the machine's identity (machine_id)
  * Rules (all parts): fixed buffers only; a missing or unreadable file gives
- * null and no message; nothing is cached between calls. */
+ * null and no message (a writer that knows why says it with si_null, and
+ * null_reasons lists it); every read is bounded in size and time; nothing is
+ * cached between calls. */
 #ifndef OSM_SYSINFO_INT_H
 #define OSM_SYSINFO_INT_H
 
@@ -64,6 +69,23 @@ void si_json_file_choice(struct osm_json *j, const char *key, const char *path);
 /* Writes the whitespace-separated words of s as a JSON array. */
 void si_json_words(struct osm_json *j, const char *key, char *s, bool drop_last);
 
+/* Why a field is null: sysinfo.c calls si_reasons_reset() before each walk
+ * over the table and si_reason_field(key) before each field's writer;
+ * si_null() writes null and keeps its reason under that field's key (the
+ * first one only); si_w_null_reasons writes them all (the last field). */
+void si_reasons_reset(void);
+void si_reason_field(const char *key);
+void si_null(struct osm_json *j, const char *key, const char *why);
+void si_w_null_reasons(struct osm_json *j, const char *key);
+
+/* Mount tables: the kernel's octal escapes undone in place; the mount point
+ * of the first mount of a file system type (/proc/self/mounts). */
+void si_unescape_mount(char *s);
+bool si_mount_point(const char *fstype, char *out, size_t len);
+/* The lines of a file, read to at most cap bytes; false when unreadable or
+ * longer. */
+bool si_count_lines(const char *path, size_t cap, long long *lines);
+
 /* Sorted names of a directory's entries that keep() accepts. */
 struct si_names {
 	size_t n;
@@ -92,10 +114,21 @@ bool si_cpuinfo_has(const char *key);
 
 /* --- sysinfo_kernel.c readers (tested by probe/tests/test_sysinfo.c) --- */
 
+/* NAME=value on the kernel command line (/proc/cmdline, before "--"). */
+bool si_cmdline_param(const char *name, char *out, size_t len);
 /* 1 when the file reads 1, 0 when it reads 0 or does not exist, -1 otherwise. */
 int si_flag_file(const char *path);
 /* NAME=<integer> in a kernel config file; false when absent or unreadable. */
 bool si_config_int(const char *path, const char *name, long long *v);
+
+/* --- sysinfo_audit.c reader (tested by probe/tests/test_sysinfo.c) ---- */
+
+/* What one /dev/kmsg record tells of audit: its start ("state=initialized"),
+ * and a record that exists only while audit is on (type=1305 CONFIG_CHANGE,
+ * type=1300 SYSCALL, audit_enabled=1 or 2). Kernel records only. */
+#define SI_KMSG_AUDIT_START 1
+#define SI_KMSG_AUDIT_ON 2
+int si_audit_kmsg_record(const char *rec);
 
 /* --- sysinfo_id.c ----------------------------------------------------- */
 
@@ -157,11 +190,34 @@ void si_w_cpuidle_driver(struct osm_json *j, const char *key);
 void si_w_memory_bytes(struct osm_json *j, const char *key);
 void si_w_hugepage_size_bytes(struct osm_json *j, const char *key);
 void si_w_memory_type(struct osm_json *j, const char *key);
-void si_w_cgroup_memory_limit(struct osm_json *j, const char *key);
-void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key);
 void si_w_thp_enabled(struct osm_json *j, const char *key);
 void si_w_thp_defrag(struct osm_json *j, const char *key);
+void si_w_thp_shmem_enabled(struct osm_json *j, const char *key);
+void si_w_ksm_run(struct osm_json *j, const char *key);
+void si_w_numa_balancing(struct osm_json *j, const char *key);
+void si_w_zswap_enabled(struct osm_json *j, const char *key);
 void si_w_fault_around_bytes(struct osm_json *j, const char *key);
+
+/* sysinfo_cgroup.c */
+void si_w_cgroup_memory_limit(struct osm_json *j, const char *key);
+void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key);
+void si_w_cgroup_pids_limit(struct osm_json *j, const char *key);
+void si_w_cgroup_cpuset_cpus(struct osm_json *j, const char *key);
+
+/* sysinfo_audit.c */
+void si_w_audit_enabled(struct osm_json *j, const char *key);
+void si_w_audit_rules(struct osm_json *j, const char *key);
+void si_w_audit_ever_enabled(struct osm_json *j, const char *key);
+void si_w_audit_ever_enabled_source(struct osm_json *j, const char *key);
+
+/* sysinfo_sec.c */
+void si_w_seccomp_mode(struct osm_json *j, const char *key);
+void si_w_seccomp_filters(struct osm_json *j, const char *key);
+void si_w_lockdown(struct osm_json *j, const char *key);
+void si_w_lsms(struct osm_json *j, const char *key);
+void si_w_bpf_programs(struct osm_json *j, const char *key);
+void si_w_bpf_program_types(struct osm_json *j, const char *key);
+void si_w_tracing(struct osm_json *j, const char *key);
 
 /* sysinfo_dev.c */
 void si_w_disks(struct osm_json *j, const char *key);

@@ -91,7 +91,7 @@ void si_w_kernel_cmdline(struct osm_json *j, const char *key)
  *    tell apart.
  * 3. With PREEMPT_DYNAMIC the boot default can be overridden by preempt= on
  *    the kernel command line; that is used when present. */
-static bool cmdline_param(const char *name, char *out, size_t len)
+bool si_cmdline_param(const char *name, char *out, size_t len)
 {
 	char buf[MEDIUM];
 	if (!si_read_file_trim("/proc/cmdline", buf, sizeof(buf)))
@@ -131,7 +131,7 @@ static const char *preemption(char *out, size_t len)
 	if (uname_has_word("PREEMPT_RT")) {
 		si_copy_str(out, len, "rt");
 	} else if (uname_has_word("PREEMPT_DYNAMIC")) {
-		if (cmdline_param("preempt", out, len) && out[0])
+		if (si_cmdline_param("preempt", out, len) && out[0])
 			return "cmdline";
 		si_copy_str(out, len, "dynamic");
 	} else if (uname_has_word("PREEMPT")) {

@@ -1,12 +1,13 @@
 /* sysinfo_mem.c - the memory fields of the machine description: size, type,
- * cgroup limits, huge pages, fault-around. See sysinfo_int.h. */
+ * huge pages, KSM, NUMA balancing, zswap, fault-around (the cgroup limits
+ * are in sysinfo_cgroup.c). See sysinfo_int.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* cpu_set_t, fmemopen, strnlen; CMake defines it too */
 #endif
 #include "sysinfo_int.h"
 
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
@@ -102,150 +103,6 @@ void si_w_memory_type(struct osm_json *j, const char *key)
 	osm_json_str(j, key, memory_type(buf, sizeof(buf)) ? buf : NULL);
 }
 
-/* cgroup limits.
- * Trap 1: a "hybrid" host has v1 controllers plus an empty v2 tree, so the
- *   "0::" line of /proc/self/cgroup exists but holds no limits: v1 is tried
- *   first for each controller.
- * Trap 2: /proc/self/cgroup may show the host's path while the container
- *   mounts its own cgroup as the root of /sys/fs/cgroup, and a parent's
- *   limit binds its children: walk from the process's cgroup up to the
- *   mount root, keep the smallest limit found. */
-typedef bool (*cg_reader)(const char *dir, double *v);
-
-static bool cgroup_path(const char *controller, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (!f)
-		return false;
-	char line[MEDIUM];
-	bool cut, found = false;
-	while (!found && si_read_line(f, line, sizeof(line), &cut)) {
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		const char *ctrls = c1 + 1;
-		if (!controller) {
-			found = strncmp(line, "0:", 2) == 0 && !*ctrls;
-		} else {
-			char list[SMALL], *save = NULL;
-			si_copy_str(list, sizeof(list), ctrls);
-			for (char *w = strtok_r(list, ",", &save); w && !found;
-			     w = strtok_r(NULL, ",", &save))
-				found = strcmp(w, controller) == 0;
-		}
-		if (found)
-			si_copy_str(out, len, c2 + 1);
-	}
-	fclose(f);
-	return found;
-}
-
-static bool cgroup_walk(const char *mount, const char *cgpath, cg_reader rd, double *out)
-{
-	char rel[PATH_LEN];
-	bool found = false;
-	si_copy_str(rel, sizeof(rel), cgpath[0] == '/' ? cgpath : "/");
-	for (;;) {
-		char dir[PATH_LEN];
-		double v;
-		if (si_pathf(dir, sizeof(dir), "%s%s", mount, strcmp(rel, "/") == 0 ? "" : rel) &&
-		    rd(dir, &v) && (!found || v < *out)) {
-			*out = v;
-			found = true;
-		}
-		char *slash = strrchr(rel, '/');
-		if (!slash || strcmp(rel, "/") == 0)
-			break;
-		if (slash == rel)
-			rel[1] = '\0';
-		else
-			*slash = '\0';
-	}
-	return found;
-}
-
-static bool cg_mem_v1(const char *dir, double *v)
-{
-	char path[PATH_LEN];
-	long long x;
-	/* "unlimited" is PAGE_COUNTER_MAX pages, about 2^63. */
-	if (!si_pathf(path, sizeof(path), "%s/memory.limit_in_bytes", dir) || !si_read_int(path, &x) ||
-	    x <= 0 || x >= (1LL << 62))
-		return false;
-	*v = (double)x;
-	return true;
-}
-
-static bool cg_mem_v2(const char *dir, double *v)
-{
-	char path[PATH_LEN], buf[SMALL];
-	long long x;
-	if (!si_pathf(path, sizeof(path), "%s/memory.max", dir) ||
-	    !si_read_file_trim(path, buf, sizeof(buf)) || !si_parse_ll(buf, &x) || x <= 0)
-		return false; /* "max" = unlimited */
-	*v = (double)x;
-	return true;
-}
-
-static bool cg_cpu_v1(const char *dir, double *v)
-{
-	char path[PATH_LEN];
-	long long quota, period;
-	if (!si_pathf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir) || !si_read_int(path, &quota) ||
-	    quota <= 0 || /* -1 = unlimited */
-	    !si_pathf(path, sizeof(path), "%s/cpu.cfs_period_us", dir) || !si_read_int(path, &period) ||
-	    period <= 0)
-		return false;
-	*v = (double)quota / (double)period;
-	return true;
-}
-
-static bool cg_cpu_v2(const char *dir, double *v)
-{
-	char path[PATH_LEN], buf[SMALL];
-	long long quota, period;
-	if (!si_pathf(path, sizeof(path), "%s/cpu.max", dir) || !si_read_file_trim(path, buf, sizeof(buf)) ||
-	    sscanf(buf, "%lld %lld", &quota, &period) != 2 || quota <= 0 || period <= 0)
-		return false; /* "max 100000" = unlimited */
-	*v = (double)quota / (double)period;
-	return true;
-}
-
-static bool cgroup_limit(const char *controller, const char *const v1_mounts[],
-			 cg_reader v1, cg_reader v2, double *out)
-{
-	char cg[PATH_LEN];
-	struct stat st;
-	if (cgroup_path(controller, cg, sizeof(cg))) {
-		for (size_t i = 0; v1_mounts[i]; i++)
-			if (stat(v1_mounts[i], &st) == 0)
-				return cgroup_walk(v1_mounts[i], cg, v1, out);
-	}
-	if (stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0 && cgroup_path(NULL, cg, sizeof(cg)))
-		return cgroup_walk("/sys/fs/cgroup", cg, v2, out);
-	return false;
-}
-
-void si_w_cgroup_memory_limit(struct osm_json *j, const char *key)
-{
-	static const char *const mounts[] = {"/sys/fs/cgroup/memory", NULL};
-	double v;
-	bool ok = cgroup_limit("memory", mounts, cg_mem_v1, cg_mem_v2, &v);
-	si_json_int_or_null(j, key, ok, ok ? (long long)v : 0);
-}
-
-void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key)
-{
-	static const char *const mounts[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct", NULL};
-	double v;
-	if (cgroup_limit("cpu", mounts, cg_cpu_v1, cg_cpu_v2, &v))
-		osm_json_num(j, key, v);
-	else
-		osm_json_null(j, key);
-}
-
 void si_w_thp_enabled(struct osm_json *j, const char *key)
 {
 	si_json_file_choice(j, key, "/sys/kernel/mm/transparent_hugepage/enabled");
@@ -254,6 +111,50 @@ void si_w_thp_enabled(struct osm_json *j, const char *key)
 void si_w_thp_defrag(struct osm_json *j, const char *key)
 {
 	si_json_file_choice(j, key, "/sys/kernel/mm/transparent_hugepage/defrag");
+}
+
+void si_w_thp_shmem_enabled(struct osm_json *j, const char *key)
+{
+	si_json_file_choice(j, key, "/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+}
+
+/* A setting's file, as an integer; null with the reason when it cannot be. */
+static void setting_int(struct osm_json *j, const char *key, const char *path, const char *absent)
+{
+	long long v;
+	if (si_read_int(path, &v)) {
+		osm_json_int(j, key, v);
+		return;
+	}
+	char why[SMALL * 2];
+	if (access(path, F_OK) != 0)
+		snprintf(why, sizeof(why), "%s is absent (%s)", path, absent);
+	else
+		snprintf(why, sizeof(why), "%s is not readable as an integer", path);
+	si_null(j, key, why);
+}
+
+void si_w_ksm_run(struct osm_json *j, const char *key)
+{
+	setting_int(j, key, "/sys/kernel/mm/ksm/run", "a kernel without KSM");
+}
+
+void si_w_numa_balancing(struct osm_json *j, const char *key)
+{
+	setting_int(j, key, "/proc/sys/kernel/numa_balancing", "a kernel without NUMA balancing");
+}
+
+/* zswap's "enabled" module parameter reads Y or N. */
+void si_w_zswap_enabled(struct osm_json *j, const char *key)
+{
+	static const char path[] = "/sys/module/zswap/parameters/enabled";
+	char buf[SMALL];
+	if (si_read_file_trim(path, buf, sizeof(buf)) && (strcmp(buf, "Y") == 0 || strcmp(buf, "N") == 0))
+		osm_json_bool(j, key, buf[0] == 'Y');
+	else
+		si_null(j, key, access(path, F_OK) != 0 ? "/sys/module/zswap/parameters/enabled is absent "
+							  "(a kernel without zswap)"
+							: "/sys/module/zswap/parameters/enabled is neither Y nor N");
 }
 
 void si_w_fault_around_bytes(struct osm_json *j, const char *key)

@@ -227,6 +227,135 @@ void si_json_words(struct osm_json *j, const char *key, char *s, bool drop_last)
 	osm_json_arr_end(j);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Why a field is null                                                      */
+/*
+ * A writer that knows why its value is null says so with si_null(); the
+ * reasons of one walk over the table (sysinfo.c starts each field with
+ * si_reason_field() and each walk with si_reasons_reset()) are written by
+ * the last field, null_reasons. Only the current walk's reasons are kept. */
+
+#define MAX_REASONS 32
+#define REASON_LEN 512
+
+static struct {
+	char key[NAME_LEN];
+	char why[REASON_LEN];
+} reasons[MAX_REASONS];
+static size_t n_reasons;
+static char reason_key[NAME_LEN];
+
+void si_reasons_reset(void)
+{
+	n_reasons = 0;
+	reason_key[0] = '\0';
+}
+
+void si_reason_field(const char *key)
+{
+	si_copy_str(reason_key, sizeof(reason_key), key);
+}
+
+void si_null(struct osm_json *j, const char *key, const char *why)
+{
+	osm_json_null(j, key);
+	if (!why || !reason_key[0] || n_reasons >= MAX_REASONS)
+		return;
+	for (size_t i = 0; i < n_reasons; i++)
+		if (strcmp(reasons[i].key, reason_key) == 0)
+			return; /* one reason a field */
+	si_copy_str(reasons[n_reasons].key, NAME_LEN, reason_key);
+	si_copy_str(reasons[n_reasons].why, REASON_LEN, why);
+	si_sanitize_utf8(reasons[n_reasons].why);
+	n_reasons++;
+}
+
+void si_w_null_reasons(struct osm_json *j, const char *key)
+{
+	osm_json_obj_begin(j, key);
+	for (size_t i = 0; i < n_reasons; i++)
+		osm_json_str(j, reasons[i].key, reasons[i].why);
+	osm_json_obj_end(j);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mounts and line counts                                                   */
+
+/* Undoes the kernel's octal escapes of a mount table ("\040" for a blank). */
+void si_unescape_mount(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* The mount point of the first mount of this file system type in
+ * /proc/self/mounts; false when there is none (or the table is unreadable).
+ * Bounded: 10000 lines at most. */
+bool si_mount_point(const char *fstype, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return false;
+	char line[MEDIUM];
+	bool cut, found = false;
+	for (int n = 0; !found && n < 10000 && si_read_line(f, line, sizeof(line), &cut); n++) {
+		char *save = NULL;
+		char *src = strtok_r(line, " ", &save);
+		char *point = src ? strtok_r(NULL, " ", &save) : NULL;
+		char *type = point ? strtok_r(NULL, " ", &save) : NULL;
+		if (cut || !type || strcmp(type, fstype) != 0)
+			continue;
+		si_unescape_mount(point);
+		si_copy_str(out, len, point);
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The number of lines of a file (a last line without its newline counts),
+ * reading at most cap bytes; false when it cannot be read or is longer. */
+bool si_count_lines(const char *path, size_t cap, long long *lines)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	char buf[MEDIUM];
+	size_t total = 0;
+	long long n = 0;
+	bool ok = true, partial = false;
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			ok = r == 0;
+			break;
+		}
+		total += (size_t)r;
+		if (total > cap) {
+			ok = false;
+			break;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			n += buf[i] == '\n';
+		partial = buf[r - 1] != '\n';
+	}
+	close(fd);
+	if (ok)
+		*lines = n + partial;
+	return ok;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp((const char *)a, (const char *)b);

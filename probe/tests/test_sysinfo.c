@@ -40,6 +40,11 @@ static const char *const keys[] = {
 	"available_clocksources", "virtualization", "emulation", "container",
 	"perf_event_paranoid", "aslr", "libc", "build_compiler", "build_flags", "build_type",
 	"build_static", "build_arch",
+	/* issue 29: what changes kernel costs without a kernel change */
+	"cgroup_pids_limit", "cgroup_cpuset_cpus", "thp_shmem_enabled", "ksm_run", "numa_balancing",
+	"zswap_enabled", "audit_enabled", "audit_rules", "audit_ever_enabled", "audit_ever_enabled_source",
+	"seccomp_mode", "seccomp_filters", "lockdown", "lsms", "bpf_programs", "bpf_program_types",
+	"tracing", "null_reasons",
 };
 
 /* ---- a minimal strict JSON validator ---- */
@@ -320,6 +325,89 @@ static void test_machine_id(void)
 	rmdir(dir);
 }
 
+/* The readers behind the issue-29 fields: line counts, mount-table escapes,
+ * the kernel log's audit records, and the reasons of null fields. */
+static void test_state_readers(void)
+{
+	char dir[] = "/tmp/osm-test-sysinfo-state.XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(false, "temporary directory for the state reader tests");
+		return;
+	}
+	char path[256];
+	snprintf(path, sizeof(path), "%s/file", dir);
+	static const struct {
+		const char *content;
+		long long want;
+	} lines[] = {{"", 0}, {"a\n", 1}, {"a\nb\nc", 3}, {"p:kprobes/x do_sys_open\np:kprobes/y vfs_read\n", 2}};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		long long n = -1;
+		char msg[160];
+		snprintf(msg, sizeof(msg), "si_count_lines: %lld line(s)", lines[i].want);
+		ok(write_file(path, lines[i].content) && si_count_lines(path, 1 << 20, &n) && n == lines[i].want, msg);
+	}
+	long long n = -1;
+	ok(write_file(path, "0123456789\n0123456789\n") && !si_count_lines(path, 12, &n),
+	   "si_count_lines: a file longer than the cap is refused, not cut");
+	unlink(path);
+	ok(!si_count_lines(path, 1 << 20, &n), "si_count_lines: a missing file is refused");
+	rmdir(dir);
+
+	char m[] = "/mnt/a\\040b\\011c\\134d";
+	si_unescape_mount(m);
+	ok(strcmp(m, "/mnt/a b\tc\\d") == 0, "si_unescape_mount undoes \\040, \\011 and \\134");
+
+	static const struct {
+		const char *rec, *what;
+		int want;
+	} kmsg[] = {
+		{"5,731,153087,-;audit: type=2000 audit(1795358888.717:1): state=initialized audit_enabled=0 res=1\n",
+		 "audit's start, off", SI_KMSG_AUDIT_START},
+		{"5,731,153087,-;audit: type=2000 audit(1.7:1): state=initialized audit_enabled=1 res=1\n",
+		 "audit's start, on (audit=1)", SI_KMSG_AUDIT_START | SI_KMSG_AUDIT_ON},
+		{"5,900,2000000,-;audit: type=1305 audit(1.7:45): op=set audit_enabled=0 old=1 auid=0 ses=1 res=1\n",
+		 "auditctl -e 0 after -e 1 (CONFIG_CHANGE)", SI_KMSG_AUDIT_ON},
+		{"5,901,2000001,-;audit: type=1305 audit(1.7:46): auid=0 ses=1 op=add_rule key=(null) list=4 res=1\n",
+		 "a rule added while on", SI_KMSG_AUDIT_ON},
+		{"5,902,2000002,-;audit: type=1300 audit(1.7:47): arch=c000003e syscall=39 success=yes\n",
+		 "a SYSCALL record", SI_KMSG_AUDIT_ON},
+		{"6,10,100,-;audit: initializing netlink subsys (disabled)\n", "the init line", 0},
+		{"13,903,2000003,-;audit: type=1305 audit_enabled=1\n", "a user-space record (facility 1)", 0},
+		{"5,904,2000004,-;kvm: audit_enabled=1\n", "not an audit record", 0},
+		{"garbage", "no prefix", 0},
+	};
+	for (size_t i = 0; i < sizeof(kmsg) / sizeof(kmsg[0]); i++) {
+		char msg[160];
+		int got = si_audit_kmsg_record(kmsg[i].rec);
+		snprintf(msg, sizeof(msg), "si_audit_kmsg_record: %s -> %d (got %d)", kmsg[i].what, kmsg[i].want, got);
+		ok(got == kmsg[i].want, msg);
+	}
+
+	static char buf[4096];
+	memset(buf, 0, sizeof(buf));
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	if (!f) {
+		ok(false, "fmemopen for the null reasons");
+		return;
+	}
+	struct osm_json j;
+	osm_json_init(&j, f);
+	osm_json_doc_begin(&j);
+	si_reasons_reset();
+	si_reason_field("a");
+	si_null(&j, "v1", "first");
+	si_null(&j, "v2", "second");
+	si_reason_field("b");
+	si_null(&j, "v3", NULL);
+	si_reason_field("c");
+	si_null(&j, "v4", "third");
+	si_w_null_reasons(&j, "r");
+	osm_json_doc_end(&j);
+	fclose(f);
+	ok(strstr(buf, "\"v1\":null") && strstr(buf, "\"r\":{\"a\":\"first\",\"c\":\"third\"}"),
+	   "null_reasons: one reason a field (the first), none for a null without one");
+}
+
 int main(void)
 {
 	char msg[256];
@@ -378,6 +466,7 @@ int main(void)
 	   "kernel_hz is null or a tick rate between 10 and 10000");
 	test_readers();
 	test_machine_id();
+	test_state_readers();
 
 	/* Same number of lines in the text as fields (multi-line values are
 	 * indented, so top-level lines start with a key). */
@@ -386,6 +475,8 @@ int main(void)
 		if (*p != ' ' && *p != '\n')
 			top++;
 	ok(top == nk, "text output has one top-level line per field");
+	ok(strstr(fields, "{\"key\":\"null_reasons\",") && !strstr(strstr(fields, "{\"key\":\"null_reasons\","), "},{\"key\":"),
+	   "null_reasons is the last field (it lists the reasons of the fields before it)");
 
 	printf("1..%d\n", n_tests);
 	return n_failed ? 1 : 0;
