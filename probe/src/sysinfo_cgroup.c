@@ -183,7 +183,7 @@ static bool cgroup_of(const char *controller, struct cg_mount *m, char *cg, size
 struct cg_limit {
 	const char *controller;
 	cg_reader v1, v2;
-	const char *files; /* for the reason */
+	const char *file_v1, *file_v2; /* for the reason */
 };
 
 /* The smallest limit over the process's cgroup and its parents; the reason
@@ -196,8 +196,10 @@ static bool cgroup_limit(const struct cg_limit *l, double *out, char *why, size_
 		return false;
 	if (cgroup_walk(&m, cg, m.v2 ? l->v2 : l->v1, out))
 		return true;
-	snprintf(why, wlen, "none set: %s is max or absent in %s%s and its parents (cgroup %s)",
-		 l->files, m.point, strcmp(cg, "/") == 0 ? "" : cg, m.v2 ? "v2" : "v1");
+	/* Not the cgroup's path: it may change from run to run (a session's
+	 * cgroup) and compare would list it as a difference. */
+	snprintf(why, wlen, "none set: %s is unlimited or absent in this process's cgroup and its parents "
+		 "(cgroup %s at %s)", m.v2 ? l->file_v2 : l->file_v1, m.v2 ? "v2" : "v1", m.point);
 	return false;
 }
 
@@ -254,7 +256,7 @@ static bool cg_cpu_v2(const char *dir, double *v)
 
 void si_w_cgroup_memory_limit(struct osm_json *j, const char *key)
 {
-	static const struct cg_limit l = {"memory", cg_mem_v1, cg_mem_v2, "memory.limit_in_bytes / memory.max"};
+	static const struct cg_limit l = {"memory", cg_mem_v1, cg_mem_v2, "memory.limit_in_bytes", "memory.max"};
 	double v;
 	char why[CG_WHY];
 	if (cgroup_limit(&l, &v, why, sizeof(why)))
@@ -265,7 +267,7 @@ void si_w_cgroup_memory_limit(struct osm_json *j, const char *key)
 
 void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key)
 {
-	static const struct cg_limit l = {"cpu", cg_cpu_v1, cg_cpu_v2, "cpu.cfs_quota_us / cpu.max"};
+	static const struct cg_limit l = {"cpu", cg_cpu_v1, cg_cpu_v2, "cpu.cfs_quota_us", "cpu.max"};
 	double v;
 	char why[CG_WHY];
 	if (cgroup_limit(&l, &v, why, sizeof(why)))
@@ -276,7 +278,7 @@ void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key)
 
 void si_w_cgroup_pids_limit(struct osm_json *j, const char *key)
 {
-	static const struct cg_limit l = {"pids", cg_pids, cg_pids, "pids.max"};
+	static const struct cg_limit l = {"pids", cg_pids, cg_pids, "pids.max", "pids.max"};
 	double v;
 	char why[CG_WHY];
 	if (cgroup_limit(&l, &v, why, sizeof(why)))
@@ -311,9 +313,9 @@ void si_w_cgroup_cpuset_cpus(struct osm_json *j, const char *key)
 	} else if (cpuset_cpus(&m, cg, cpus, sizeof(cpus))) {
 		osm_json_str(j, key, cpus);
 	} else {
-		snprintf(why, sizeof(why), "no %s in %s%s or a parent (cgroup %s)",
-			 m.v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus or cpuset.cpus", m.point,
-			 strcmp(cg, "/") == 0 ? "" : cg, m.v2 ? "v2" : "v1");
+		snprintf(why, sizeof(why), "no %s in this process's cgroup or a parent (cgroup %s at %s)",
+			 m.v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus or cpuset.cpus",
+			 m.v2 ? "v2" : "v1", m.point);
 		si_null(j, key, why);
 	}
 }
