@@ -326,11 +326,12 @@ static void ever_from_log(const struct audit_head *st, int rc, struct ever *e)
 		si_copy_str(e->why + strlen(e->why), sizeof(e->why) - strlen(e->why),
 			    ": without it an audit daemon taking the records cannot be ruled out");
 	} else if (st->pid) {
-		snprintf(e->why, sizeof(e->why), "an audit daemon (pid %u) takes the audit records, so the kernel "
-			 "log cannot tell", st->pid);
+		/* No pid or count in a reason: compare would list it as a difference. */
+		si_copy_str(e->why, sizeof(e->why), "an audit daemon is registered (AUDIT_GET pid) and takes the "
+			    "audit records, so the kernel log cannot tell");
 	} else if (st->lost) {
-		snprintf(e->why, sizeof(e->why), "%u audit records were lost: the kernel log may miss the one that "
-			 "would tell", st->lost);
+		si_copy_str(e->why, sizeof(e->why), "audit records were lost (AUDIT_GET lost): the kernel log may "
+			    "miss the one that would tell");
 	} else if (!k.complete) {
 		snprintf(e->why, sizeof(e->why), "the kernel log was not read to its end within %d ms",
 			 KMSG_WAIT_MS);
