@@ -15,6 +15,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from conftest import DATA, osmeter_command, subprocess_env
 
 META = json.loads((DATA / "run_x86_64.jsonl").read_text().splitlines()[0])
@@ -134,3 +135,23 @@ def test_folded_files_fall_back_to_shares_and_say_so(cli, tmp_path: Path) -> Non
     doc = json.loads(j.out)
     assert doc["ranking"] == "share" and doc["ns_per_op"]["a"]["ns"] is None
     assert doc["diff"][0]["function"] == "__audit_syscall_exit_[k]" and "self_change" in doc["diff"][0]
+
+
+@pytest.mark.slow
+def test_two_parameter_sets_profiled_now_are_diffed_by_their_medians(real_probe, cli, tmp_path: Path) -> None:
+    """The BENCH form: each side's run is stored with its result, whose median scales its shares (about 5 s)."""
+    r = cli("hotspots", "syscall.stat", "--diff", "path=/", "path=/usr/bin", "--min-time", "0.3", "--max-time", "0.6",
+            "--frequency", "2999", "-o", str(tmp_path / "d"), "--json")
+    if r.code != 0 and "unsupported" in r.err:
+        pytest.skip(f"no profile here: {r.err.strip()[:200]}")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert doc["ranking"] == "ns_per_op", doc["ns_per_op"]
+    for side, run in (("a", 1), ("b", 2)):
+        t = doc["ns_per_op"][side]
+        assert t["source"] == "median" and t["result"] == f"run {run}, result 0" and t["ns"] > 0, t
+    stored = json.loads(cli("show", "2", "--json").out)["results"][0]
+    assert doc["ns_per_op"]["b"]["ns"] == pytest.approx(stored["median"]), "the stored result's median"
+    rows = doc["diff"]
+    keys = [(-abs(x["self_delta_ns"]), -abs(x["total_delta_ns"]), x["function"]) for x in rows]
+    assert keys == sorted(keys) and all(x["se_ns"] is not None for x in rows)
