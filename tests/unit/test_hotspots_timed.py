@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -213,6 +214,10 @@ def test_a_probe_files_median_is_the_result_record_before_its_profile(tmp_path):
     h = tmp_path / "h.folded"
     h.write_text("p;main 3\n")
     assert medians.in_file(str(h), load(str(h), None), "h.folded") is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert medians.in_file(str(fifo), load(str(f) + ":1", None), "fifo") is None, "a pipe is not read again"
+    assert medians.in_file(str(tmp_path / "gone"), load(str(f) + ":1", None), "gone") is None
 
 
 # ---- the table -----------------------------------------------------------------------

@@ -2,8 +2,8 @@
 ns per operation (timed.ns_per_op): a stored profile's result in its run
 (the same seq), a probe output file's `result` record just before the
 `profile` record (docs/schema.md: result, [counters], profile). A folded
-file and a profile read from standard input have none here (standard
-input cannot be read again; the profile's window is used instead).
+file has none, and neither has a profile read from standard input or a
+pipe, which cannot be read again (the profile's window is used instead).
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..errors import OsmeterError
 from .sources import Profile, read_text
 
 KEY = "osmeter_result"  # where WithResults puts a stored profile's result in its meta (taken out by take())
@@ -62,7 +64,12 @@ def _same(rec: dict[str, Any], p: Profile) -> bool:
 def in_file(path: str, p: Profile, name: str) -> ResultMedian | None:
     """The result record just before p's profile record in the probe output file `path` (read again, within
     the same bounds); None when the file is folded stacks, or no result of the same instance precedes it."""
-    text = read_text(path)
+    if not Path(path).is_file():
+        return None  # a pipe (`<(...)`) or a device cannot be read a second time: the window is used
+    try:
+        text = read_text(path)
+    except OsmeterError:
+        return None  # gone or changed since it was read: the window is used
     if not text.lstrip().startswith("{"):
         return None
     last: dict[str, Any] | None = None

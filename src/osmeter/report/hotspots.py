@@ -131,7 +131,7 @@ def render_diff(rows: Sequence[DiffRow], n: int, weight_unit: str, label_a: str,
 WIDTH = 100  # the timed diff's text fits this many columns
 TIMED_TITLE = "functions whose self time per operation changed most"
 _SOURCES = {MEDIAN: "the result's median", WINDOW: "the profile's window: its timed batches' time / "
-            "their operations"}
+            "their operations (a mean, time off the CPU included)"}
 
 
 @dataclass(frozen=True)
