@@ -31,7 +31,7 @@ from ..errors import NotFoundError, UsageError
 MAX_RUN_ID = 2**63 - 1  # SQLite's INTEGER PRIMARY KEY, PostgreSQL's BIGINT
 MAX_REF_CHARS = 200
 MAX_LISTED = 10  # runs listed when a label names several
-MAX_LABELS_SCANNED = 10_000  # distinct labels searched for the closest ones (the newest first)
+MAX_LABELS_SCANNED = 2_000  # distinct labels searched for the closest ones, the newest first (~0.15 s)
 MAX_SUGGESTED = 4
 LATEST = "latest"
 RUN_HELP = "a run id, label, latest or latest~N"  # every command's help for RUN
