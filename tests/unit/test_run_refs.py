@@ -120,9 +120,10 @@ def test_an_unknown_label_names_the_closest_labels(runs) -> None:
 
 
 def test_labels_a_reference_cannot_name_are_never_suggested(runs) -> None:
+    runs.create_run(new_run("latest~beta", 20))  # stored text a reference cannot name: no suggestion, no crash
     with pytest.raises(UnknownLabel) as e:
         runs.run("lastest")
-    assert "'latest' (run" not in e.value.message
+    assert "'latest' (run" not in e.value.message and "latest~beta" not in e.value.message
     assert "Did you mean latest?" in e.value.message
     with pytest.raises(UnknownLabel, match=r"Did you mean latest~2\?"):
         runs.run("Latest~2")
@@ -171,6 +172,7 @@ def test_parse_tells_the_forms_apart_without_a_store() -> None:
     for label in ("latest-kernel", "latestx", "12a", "١٢", "+5", " 12", "kernel:6.1", "a/b"):
         assert parse(label).label == label, label
     assert nameable("base") and not nameable("12") and not nameable("latest~3") and not nameable("")
+    assert not nameable("latest~beta") and not nameable("x" * (MAX_REF_CHARS + 1))
     assert nameable("latest-kernel")
 
 

@@ -138,7 +138,7 @@ def _labelled(label: str, read: Reader, where: str) -> int:
 
 
 def _candidate(row: Any, read: Reader, newest: int) -> str:
-    """`14 (latest~2, 2026-11-22 07:40)` for the list of runs one label names."""
+    """`run 14 (latest~2, 2026-11-22 07:40)` for the list of runs one label names."""
     run_id = int(row["id"])
     back = 0 if run_id == newest else int(read("SELECT count(*) AS n FROM runs WHERE id > :i", {"i": run_id})[0]["n"])
     start = row["start_time"]
@@ -163,7 +163,10 @@ def _unknown(label: str, read: Reader, where: str) -> str:
 
 def nameable(label: str) -> bool:
     """Whether a reference can name a run by this label (not a number, `latest` or `latest~...`)."""
-    return parse(label).label is not None if 0 < len(label) <= MAX_REF_CHARS and label.strip() else False
+    try:
+        return parse(label).label is not None
+    except UsageError:  # empty, too long, `latest~beta`
+        return False
 
 
 def missing_id(run_id: int, read: Reader, where: str) -> str:
