@@ -113,6 +113,29 @@ def machine_identity(machine: Mapping[str, Any]) -> str | None:
 # has a hundred flags or more.
 FOLDED_KEYS = {"cpu_flags": "--flags"}
 
+# Why a field is null, where the probe knows: {key: reason} (the last field).
+KEY_NULL_REASONS = "null_reasons"
+
+# Settings the probe records as a number, shown with what the number means.
+CODED_KEYS: dict[str, dict[int, str]] = {
+    "audit_enabled": {0: "off", 1: "on", 2: "on, locked"},
+    "seccomp_mode": {0: "none", 1: "strict", 2: "filter"},
+    "ksm_run": {0: "stopped", 1: "running", 2: "unmerging"},
+    "numa_balancing": {0: "off", 1: "on", 2: "memory tiering", 3: "on, memory tiering"},
+    "aslr": {0: "off", 1: "partial", 2: "full"},
+}
+# Booleans whose "yes" is worth a word more.
+_YES_TEXT = {"audit_ever_enabled": "yes (every task since has an audit context: each system call pays for it "
+                                   "until reboot)"}
+
+
+def null_reason(machine: Mapping[str, Any], key: str) -> str | None:
+    """Why the machine's `key` is null, where the probe said (runs of an older
+    probe say nothing: None)."""
+    reasons = machine.get(KEY_NULL_REASONS)
+    why = reasons.get(key) if isinstance(reasons, dict) else None
+    return why if isinstance(why, str) and why else None
+
 
 def _scalar_text(key: str, value: Any, exact: bool = True) -> str:
     """One value for `osmeter sysinfo`: sizes (keys ending in _bytes) in
@@ -122,6 +145,10 @@ def _scalar_text(key: str, value: Any, exact: bool = True) -> str:
         return f"{human_bytes(value)} ({value})" if exact else human_bytes(value)
     if isinstance(value, (list, dict)):
         return json.dumps(value, separators=(", ", ": "))
+    if isinstance(value, int) and not isinstance(value, bool) and value in CODED_KEYS.get(key, {}):
+        return f"{value} ({CODED_KEYS[key][value]})"
+    if value is True and key in _YES_TEXT:
+        return _YES_TEXT[key]
     return format_value(value)
 
 
@@ -129,7 +156,8 @@ def display_value(key: str, value: Any, unfold: bool = False) -> str:
     """A machine value for `osmeter sysinfo`'s text output, one item a line:
     a list of words space-separated (wrapped by the table), a list of
     objects one object a line (`key=value, ...`), an object one `key: value`
-    a line; the lists of FOLDED_KEYS as a count unless `unfold`."""
+    a line; the lists of FOLDED_KEYS as a count unless `unfold`; an empty
+    list or object as 'none'; the numbers of CODED_KEYS with their meaning."""
     if isinstance(value, list) and value and all(not isinstance(v, (list, dict)) for v in value):
         if key in FOLDED_KEYS and not unfold:
             return f"{len(value)} (osmeter sysinfo {FOLDED_KEYS[key]} lists them)"
@@ -138,6 +166,8 @@ def display_value(key: str, value: Any, unfold: bool = False) -> str:
         return "\n".join(", ".join(f"{k}={_scalar_text(k, v, False)}" for k, v in item.items()) for item in value)
     if isinstance(value, dict) and value:
         return "\n".join(f"{k}: {_scalar_text(k, v)}" for k, v in value.items())
+    if isinstance(value, (list, dict)):
+        return "none"  # empty: no BPF programs, no null reasons
     return _scalar_text(key, value)
 
 

@@ -409,3 +409,20 @@ def test_without_root_the_privileged_fields_are_null_with_their_reason(probe):
     if values["audit_ever_enabled"] is None:
         assert reason(values, "audit_ever_enabled")
     assert values["seccomp_mode"] == own_status("Seccomp")
+
+
+def test_the_text_form_says_what_the_numbers_mean(machine):
+    from osmeter.sysinfo import CODED_KEYS, display_value, null_reason
+
+    values, _ = machine
+    for key, meanings in CODED_KEYS.items():
+        v = values.get(key)
+        if isinstance(v, int) and v in meanings:
+            assert display_value(key, v) == f"{v} ({meanings[v]})"
+    assert display_value("seccomp_mode", 2) == "2 (filter)"
+    assert display_value("audit_ever_enabled", True).startswith("yes (every task since has an audit context")
+    assert display_value("bpf_program_types", {}) == "none"
+    assert display_value("bpf_program_types", {"socket_filter": 1}) == "socket_filter: 1"
+    for key, why in values["null_reasons"].items():
+        assert null_reason(values, key) == why
+    assert null_reason({}, "lockdown") is None  # a run of an older probe
