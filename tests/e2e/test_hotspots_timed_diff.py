@@ -113,13 +113,15 @@ def test_probe_files_take_their_result_records_median(cli, tmp_path: Path) -> No
     assert "41.00 ns per operation: the median of a.jsonl's result record before it" in r.out
 
 
-def test_standard_input_takes_the_profiles_window(tmp_path: Path) -> None:
+def test_standard_input_takes_the_profiles_sampled_cpu_time(tmp_path: Path) -> None:
     a, b = sides(tmp_path)
     r = subprocess.run(osmeter_command("hotspots", "--diff", str(a), "-", "-o", str(tmp_path / "d"), "--json"),
                        input=b.read_text(), capture_output=True, text=True, env=subprocess_env(), timeout=60)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["ns_per_op"]["b"] == {"ns": 50.0, "source": "profile window", "result": None}  # 1 s / 20 M ops
+    # cpu-clock at 999 Hz: 1000 samples are 1.001 s of CPU time over 20 M ops (the window's 1 s is wall time)
+    assert doc["ns_per_op"]["b"] == {"ns": pytest.approx(1000 / 999 * 1e9 / 20e6), "source": "profile's sampled CPU time",
+                                     "result": None}
 
 
 def test_folded_files_fall_back_to_shares_and_say_so(cli, tmp_path: Path) -> None:

@@ -116,6 +116,9 @@ WINDOW = {"window": {"enabled_s": 0.5, "batches": 3}, "ops": 1_000_000}
     (None, None, WINDOW, (500.0, "profile window")),
     (float("nan"), "ns", WINDOW, (500.0, "profile window")),
     (0.0, "ns", WINDOW, (500.0, "profile window")),
+    (None, None, {**WINDOW, "event": "cpu-clock", "frequency_hz": 1000, "samples": 300, "lost": 100},
+     (400.0, "profile's sampled CPU time")),  # 400 samples at 1 kHz: 0.4 s of CPU time over 1e6 ops
+    (None, None, {**WINDOW, "event": "cycles", "frequency_hz": 1000, "samples": 300}, (500.0, "profile window")),
 ])
 def test_ns_per_op_takes_the_median_in_ns_else_the_window(median, unit, meta, want):
     ns, source = timed.ns_per_op(profile(meta), median, unit)

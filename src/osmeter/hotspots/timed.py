@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MEDIAN = "median"
 WINDOW = "profile window"
+SAMPLED = "profile's sampled CPU time"
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,20 @@ def _positive(x: Any) -> float | None:
 
 def ns_per_op(profile: "sources.Profile", median: float | None, unit: str | None) -> tuple[float | None, str]:
     """The time per operation the shares are scaled by, and where it came from: the result's median when its unit is
-    ns ('median'), else the profile record's window (meta['window']['enabled_s'] * 1e9 / meta['ops'], 'profile window'),
+    ns ('median'), else the CPU time the profile sampled (cpu-clock: samples / frequency / ops), else the profile
+    record's window (meta['window']['enabled_s'] * 1e9 / meta['ops'], 'profile window'),
     else (None, reason)."""
     if unit == "ns" and _positive(median) is not None:
         return float(median), MEDIAN  # type: ignore[arg-type]
     meta = profile.meta if isinstance(profile.meta, dict) else {}
     window = meta.get("window") if isinstance(meta.get("window"), dict) else {}
     enabled, ops = _positive(window.get("enabled_s")), meta.get("ops")
+    freq, samples = _positive(meta.get("frequency_hz")), _positive(meta.get("samples"))
+    if (meta.get("event") == "cpu-clock" and freq is not None and samples is not None and isinstance(ops, int)
+            and not isinstance(ops, bool) and ops > 0):
+        # cpu-clock samples once per 1/frequency s of the thread's CPU time: the samples kept are its on-CPU
+        # time in the timed batches, which the window's wall time overstates when the thread waited
+        return (samples + (_positive(meta.get("lost")) or 0)) / freq * 1e9 / ops, SAMPLED
     if enabled is not None and isinstance(ops, int) and not isinstance(ops, bool) and ops > 0:
         return enabled * 1e9 / ops, WINDOW
     if median is None:
