@@ -71,6 +71,13 @@ void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...) __attribu
  * and ' '), with "_[k]" appended for kernel frames, appended to buf at *off. */
 void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int kernel);
 
+/* ---- profile_perf.c ---- */
+
+struct osm_ksyms;
+/* Gives each BPF program's JIT-compiled functions in k their exact span
+ * (bpf(2): root): the programs read, or -1 where bpf(2) refuses. */
+int osm_prof_bpf_spans(struct osm_ksyms *k);
+
 /* ---- profile_ftrace.c ---- */
 
 /* Unit tests: parses trace_pipe text as if read from the instance, the

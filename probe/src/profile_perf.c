@@ -37,6 +37,88 @@
 #include <linux/perf_event.h>
 #define OSM_HAVE_PERF_EVENT 1
 #endif
+#if __has_include(<linux/bpf.h>)
+#include <linux/bpf.h>
+#define OSM_HAVE_BPF_H 1
+#endif
+#endif
+
+/* The exact spans of the BPF programs' JIT-compiled functions, from bpf(2)
+ * (jited_ksyms, jited_func_lens): where it answers (CAP_SYS_ADMIN), no
+ * [bpf] symbol's span is a guess, and code between two programs (a classic
+ * BPF filter, never in kallsyms) is not credited to the one below it. */
+#if defined(OSM_HAVE_BPF_H) && defined(__NR_bpf)
+static long sys_bpf(int cmd, union bpf_attr *a)
+{
+	return syscall(__NR_bpf, cmd, a, sizeof(*a));
+}
+
+static int prog_info(int fd, struct bpf_prog_info *info)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(*info);
+	a.info.info = (uint64_t)(uintptr_t)info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
+}
+
+/* One program's functions; 0, or -1 when bpf(2) refuses. */
+static int prog_spans(struct osm_ksyms *k, int fd)
+{
+	enum { MAXF = 256 };
+	uint64_t addrs[MAXF];
+	uint32_t lens[MAXF];
+	struct bpf_prog_info info;
+	memset(&info, 0, sizeof(info));
+	if (prog_info(fd, &info))
+		return -1;
+	uint32_t nf = info.nr_jited_ksyms < info.nr_jited_func_lens ? info.nr_jited_ksyms : info.nr_jited_func_lens;
+	if (!nf)
+		return 0;
+	nf = nf < MAXF ? nf : MAXF;
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = info.nr_jited_func_lens = nf;
+	info.jited_ksyms = (uint64_t)(uintptr_t)addrs;
+	info.jited_func_lens = (uint64_t)(uintptr_t)lens;
+	if (prog_info(fd, &info))
+		return -1;
+	for (uint32_t i = 0; i < nf && i < info.nr_jited_ksyms && i < info.nr_jited_func_lens; i++)
+		if (addrs[i]) /* 0: addresses hidden from this user */
+			osm_ksyms_set_end(k, addrs[i], addrs[i] + lens[i]);
+	return 0;
+}
+
+int osm_prof_bpf_spans(struct osm_ksyms *k)
+{
+	union bpf_attr a;
+	uint32_t id = 0;
+	int n = 0;
+	for (int guard = 0; k && guard < 100000; guard++) {
+		memset(&a, 0, sizeof(a));
+		a.start_id = id;
+		if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a))
+			return errno == ENOENT ? n : -1; /* ENOENT: past the last; EPERM: not allowed */
+		id = a.next_id;
+		memset(&a, 0, sizeof(a));
+		a.prog_id = id;
+		int fd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		int bad = prog_spans(k, fd);
+		close(fd);
+		if (bad)
+			return -1;
+		n++;
+	}
+	return n;
+}
+#else
+int osm_prof_bpf_spans(struct osm_ksyms *k)
+{
+	(void)k;
+	return -1;
+}
 #endif
 
 #ifdef OSM_HAVE_PERF_EVENT
@@ -59,6 +141,7 @@ struct perf_state {
 	struct chain *tab;
 	size_t tab_cap, tab_n;
 	struct osm_ksyms *ks;
+	uint64_t outside_text; /* samples with a kernel frame no symbol holds */
 };
 
 static int paranoid(void)
@@ -113,20 +196,25 @@ static const char *why(int err)
 	return buf;
 }
 
-/* Kernel symbols. Root is refused their addresses only at kptr_restrict 2:
- * then it is lowered to 1 (root sees addresses) for the moment of reading,
- * journalled (cleanup_trace.h), and put back at once. */
+/* Kernel symbols, and the BPF programs' exact spans. Root is refused their
+ * addresses only at kptr_restrict 2: then it is lowered to 1 (root sees
+ * addresses) for the moment of reading, journalled (cleanup_trace.h), and
+ * put back at once. */
 static struct osm_ksyms *load_ksyms(char *why, size_t len)
 {
 	struct osm_ksyms *k = osm_ksyms_load(why, len);
 	int kptr = osm_knob_read_int(OSM_KNOB_KPTR, -1);
-	if (k || geteuid() != 0 || kptr < 2 || !strstr(why, "hides"))
+	if (k || geteuid() != 0 || kptr < 2 || !strstr(why, "hides")) {
+		osm_prof_bpf_spans(k);
 		return k;
+	}
 	char old[16], err[256];
 	snprintf(old, sizeof(old), "%d", kptr);
 	if (!osm_tracestate_push("write", OSM_KNOB_KPTR, old, err, sizeof(err))) {
-		if (!osm_knob_write(OSM_KNOB_KPTR, "1"))
+		if (!osm_knob_write(OSM_KNOB_KPTR, "1")) {
 			k = osm_ksyms_load(why, len);
+			osm_prof_bpf_spans(k); /* bpf(2) hides addresses at 2 too */
+		}
 		osm_tracestate_undo();
 	}
 	return k;
@@ -369,6 +457,7 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 	size_t off = 0;
 	uint64_t nr = w[0];
 	const uint64_t *ips = w + 1;
+	int outside = 0;
 	osm_prof_frame(buf, sizeof(buf), &off, "osmeter-probe", 0);
 	/* The two contexts' ranges in ips (leaf first in each). */
 	int64_t ks = -1, ke = -1, usr = -1, ue = -1, *end = NULL;
@@ -393,15 +482,41 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 		osm_prof_frame(buf, sizeof(buf), &off, name, 0);
 	}
 	for (int64_t i = ke - 1; ks >= 0 && i >= ks; i--) {
-		const char *k = osm_ksyms_find(s->ks, ips[i]);
-		if (!k) {
-			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ips[i]);
-			k = name;
-		}
-		osm_prof_frame(buf, sizeof(buf), &off, k, 1);
+		osm_ksyms_name(s->ks, ips[i], name, sizeof(name));
+		outside |= s->ks && !strcmp(name, OSM_KSYM_OUTSIDE);
+		osm_prof_frame(buf, sizeof(buf), &off, name, 1);
 	}
+	if (outside)
+		s->outside_text += count;
 	if (osm_strmap_add(&p->stacks, buf, count))
 		p->lost += count;
+}
+
+/* This process's seccomp filters (Seccomp_filters, Linux 5.9+), or -1. */
+static int seccomp_filters(void)
+{
+	char st[8192];
+	if (osm_knob_read_text("/proc/self/status", st, sizeof(st)) < 0)
+		return -1;
+	const char *f = strstr(st, "\nSeccomp_filters:");
+	return f ? atoi(f + 17) : -1;
+}
+
+/* Says what the kernel frames no symbol holds are likely to be. */
+static void note_outside(struct osm_profile *p, const struct perf_state *s)
+{
+	if (!s->outside_text)
+		return;
+	int filters = seccomp_filters();
+	char why[160] = "";
+	if (filters > 0)
+		snprintf(why, sizeof(why), ": this process runs %d seccomp filter%s (classic BPF, never in kallsyms)",
+			 filters, filters == 1 ? "" : "s");
+	else if (osm_knob_read_int("/proc/sys/net/core/bpf_jit_kallsyms", 1) == 0)
+		snprintf(why, sizeof(why), ": net.core.bpf_jit_kallsyms is 0, so BPF programs are not listed");
+	osm_prof_note(p, "%llu samples hold a kernel frame outside the kernel's text, modules and listed BPF "
+		      "programs (" OSM_KSYM_OUTSIDE "): code compiled at run time%s",
+		      (unsigned long long)s->outside_text, why);
 }
 
 static void perf_finish(struct osm_profile *p)
@@ -422,6 +537,7 @@ static void perf_finish(struct osm_profile *p)
 		fold(p, s, us, s->words + s->tab[i].off, s->tab[i].count);
 	}
 	osm_usyms_free(us);
+	note_outside(p, s);
 }
 
 static void perf_free(struct osm_profile *p)
