@@ -500,5 +500,5 @@ def select_runs(store: SQLStore, refs: Sequence[str], fleet: str | None) -> tupl
         if not any(r.id == info.id for r in runs):  # a run of the fleet run named again: no harm
             runs.append(info)
     if not runs:
-        raise UsageError("compare --by needs runs: --fleet ID (or latest), or run ids")
+        raise UsageError("compare --by needs runs: --fleet ID (or latest), or runs (ids, labels, latest~N)")
     return fleet_id, runs

@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Detect cache levels (size boundary, latency in ns and cycles) and main-memory latency "
         "from a stored run's mem.latency curve, and compare them with the sysfs cache sizes.",
     )
-    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`) or 'latest'")
+    p.add_argument("run", metavar="RUN", help="a run id (see `osmeter runs`), label, latest or latest~N")
     add_store_option(p)
     add_json_option(p, "the curves and levels")
     return p
