@@ -72,8 +72,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--diff", nargs=2, metavar=("A", "B"),
                    help="compare two profiles, ranked by the change of each function's time per operation (its "
                    "share x the result's median): with BENCH, two parameter sets (KEY=V[,KEY=V...]) profiled now; "
-                   "without, two stored runs (RUN[:BENCH], RUN an id, label, latest or latest~N), probe output files or folded files (these have no "
-                   "median: ranked by the change of share)")
+                   "without, two stored runs (RUN[:BENCH], RUN an id, label, latest or latest~N), probe output "
+                   "files or folded files (these have no median: ranked by the change of share)")
     p.add_argument("--show", metavar="REF", help="render a stored run's profile (RUN[:BENCH], RUN an id, label, latest or "
                    "latest~N) or a saved file again")
     p.add_argument("--profile", choices=("sample", "function"), default="sample",
