@@ -93,6 +93,7 @@ class ExplainReport:
     differences: list[Difference]  # plausible first
     skipped: list[str]  # instances a side skipped whose skip a differing fact may explain
     threshold: float
+    pinned: list[str] = field(default_factory=list)  # unchanged instances whose parameters pin a differing fact
 
 
 def _counter_changes(a: BenchResult, b: BenchResult) -> list[CounterChange]:
@@ -203,7 +204,7 @@ def explain(store: Any, outcome: Outcome, threshold: float) -> ExplainReport:
     base = instance_keys(outcome.read[base_run.id])
     other = instance_keys(outcome.read[run.id])
     prof_a, prof_b = _profiles(store, base_run.id), _profiles(store, run.id)
-    explanations = []
+    explanations, pinned = [], []
     seen: dict[tuple[str, str], int] = {}
     for c in outcome.comparisons:  # in instance order: the n-th comparison of an instance is its n-th occurrence
         if c.run_id != run.id:
@@ -213,9 +214,12 @@ def explain(store: Any, outcome: Outcome, threshold: float) -> ExplainReport:
         a, b = base.get((*name, n)), other.get((*name, n))
         if c.significant and a is not None and b is not None:
             explanations.append(explain_one(c, a, b, prof_a.get(a.seq), prof_b.get(b.seq), differences))
+        elif not c.significant:
+            pinned.extend(f"{describe_instance(c.bench, c.params)}: no significant change ({c.change * 100:+.1f} %); "
+                          f"{text}" for text in _causes(c, differences)[1])
     explanations.sort(key=lambda e: -abs(math.log(e.comparison.ratio)) if e.comparison.ratio > 0 else 0)
     return ExplainReport(base_run, run, explanations, differences,
-                         _skips(base, other, base_run.id, run.id, differences), threshold)
+                         _skips(base, other, base_run.id, run.id, differences), threshold, pinned)
 
 
 def _signed_ns(ns: float) -> str:

@@ -52,6 +52,8 @@ def run_lines(slow: bool, with_profile: bool = True) -> list[dict[str, Any]]:
     out = []
     for rec in LINES:
         rec = json.loads(json.dumps(rec))
+        if rec.get("bench") == "task.fork":
+            rec["params"]["thp"] = 0  # pins THP off, whatever the machine's setting
         if rec["type"] == "meta":
             rec["machine"].update({"audit_rules": 3 if slow else 0, "thp_enabled": "always" if slow else "madvise",
                                    "seccomp_filters": 0})
@@ -158,6 +160,15 @@ def test_text_json_and_html(two_runs: Any) -> None:
     page = heatmap_file(outcome, 0.05, "html", explained=report)
     anchor = ex.anchor(report.explanations[0].comparison)
     assert f'id="{anchor}"' in page and f'href="#{anchor}"' in page and "<h2>Explanations</h2>" in page
+
+
+def test_an_unchanged_instance_pinned_against_a_differing_fact_says_so(two_runs: Any) -> None:
+    store, ids = two_runs
+    _, report = explained(store, ids)
+    (line,) = report.pinned
+    assert line.startswith("task.fork ") and "no significant change" in line
+    assert "thp_enabled differs (madvise → always)" in line and "use thp=2" in line
+    assert "unchanged, and pinned by their own parameters" in ex.render_text(report)
 
 
 def test_a_pinned_parameter_is_named_with_what_to_use_instead() -> None:

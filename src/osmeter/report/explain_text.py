@@ -122,6 +122,9 @@ def render_text(report: ExplainReport) -> str:
         parts.append("summary: no significant change")
     parts.append(differences_text(report).rstrip("\n"))
     parts.extend(explanation_text(e) for e in report.explanations)
+    if report.pinned:
+        parts.append("unchanged, and pinned by their own parameters against what differs:\n"
+                     + "\n".join(f"  {s}" for s in report.pinned))
     if report.skipped:
         parts.append("skipped on a side, where a difference may be why:\n"
                      + "\n".join(f"  {s}" for s in report.skipped))
@@ -166,6 +169,7 @@ def document(report: ExplainReport) -> dict[str, Any]:
         "differences": [{"key": d.key, "baseline": d.values[0], "run": d.values[1]} for d in report.differences],
         "explanations": [explanation_json(e) for e in report.explanations],
         "skipped": report.skipped,
+        "pinned": report.pinned,
     }
 
 
@@ -177,8 +181,9 @@ def anchor(c: cmp.Comparison) -> str:
 
 def section_html(report: ExplainReport) -> str:
     """The page's "Explanations" section: the summary, then each change in a <details> the heatmap opens."""
+    tail = "".join(f"<p class=\"warn\">{esc(x)}</p>" for x in report.pinned + report.skipped)
     if not report.explanations:
-        return "<h2>Explanations</h2>\n<p class=\"muted\">No significant change to explain.</p>"
+        return "<h2>Explanations</h2>\n<p class=\"muted\">No significant change to explain.</p>" + tail
     items = "".join(f"<li>{esc(summary_line(e))}</li>" for e in report.explanations)
     parts = ["<h2>Explanations</h2>", f'<ul class="explain-summary mono">{items}</ul>']
     for e in report.explanations:
@@ -192,4 +197,4 @@ def section_html(report: ExplainReport) -> str:
         body.extend(f'<p class="warn">pinned: {esc(p)}</p>' for p in e.pinned)
         parts.append(f'<details class="explain" id="{anchor(e.comparison)}"><summary>{esc(summary_line(e))}'
                      f"</summary>{''.join(body)}</details>")
-    return "\n".join(parts)
+    return "\n".join(parts) + tail
