@@ -30,7 +30,8 @@ class Rule:
     why: str
 
     def matches_key(self, key: str) -> bool:
-        return any(key == k or (k.endswith((".", "_")) and key.startswith(k)) for k in self.keys)
+        return any(key == k or (k.endswith((".", "_")) and key.startswith(k)) or key.startswith(k + "s")
+                   or key.startswith(k + "_") for k in self.keys)
 
     def touches_bench(self, bench: str) -> bool:
         family = bench.split(".", 1)[0]
@@ -40,7 +41,7 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("kernel", ("kernel_release", "kernel_version", "osmeter_version", "probe_version"), (ALL,),
          "another kernel (or osmeter) can change every cost"),
-    Rule("audit", ("audit_enabled", "audit_rules", "audit_ever_enabled"), SYSCALL_FAMILIES,
+    Rule("audit", ("audit_",), SYSCALL_FAMILIES,
          "with audit on (or ever on in this boot) every system call runs audit's entry and exit hooks "
          "(__audit_syscall_entry/exit, audit_filter_*), more with each rule"),
     Rule("seccomp", ("seccomp_mode", "seccomp_filters"), SYSCALL_FAMILIES,
@@ -59,7 +60,7 @@ RULES: tuple[Rule, ...] = (
          "a memory limit reclaims the page cache and anonymous memory; a CPU limit throttles"),
     Rule("tracing", ("tracing.", "tracing"), (ALL,),
          "an active tracer, kprobe or enabled trace event runs in the paths it hooks"),
-    Rule("BPF", ("bpf_programs",), SYSCALL_FAMILIES,
+    Rule("BPF", ("bpf_program",), SYSCALL_FAMILIES,
          "attached BPF programs run in the hooks they are attached to"),
     Rule("LSM", ("lsms", "lockdown"), ("file", "syscall", "net", "task", "ipc"),
          "security modules hook file opens, permission checks, sockets and exec"),
