@@ -3,14 +3,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "knob.h"
+#include "samples.h"
 
 #if defined(__has_include)
 #if __has_include(<linux/perf_event.h>)
@@ -170,12 +172,18 @@ int osm_counters_parse(const char *list, struct osm_counter_spec *spec, char *er
 
 enum ev_status { EV_OK, EV_UNSUPPORTED, EV_NOT_COUNTED };
 
+/* Empty windows counted after open and again before finish: the median of
+ * their counts is one window's own cost (counters.h). */
+#define CAL_WINDOWS 64
+
 struct ev {
 	int fd;           /* -1 when not open */
 	int leader;       /* index of its group's leader (itself when it leads) */
 	int pos;          /* position in the leader's group read */
 	int n_members;    /* leaders: events in the group */
-	uint64_t value, enabled, running;
+	uint64_t snap, snap_en, snap_run; /* read at the current window's start */
+	uint64_t value, enabled, running; /* summed over the counting windows */
+	double cost;      /* one empty window's count: the median of cal[] */
 	enum ev_status status;
 	char reason[200];
 };
@@ -183,10 +191,14 @@ struct ev {
 struct osm_counters {
 	struct osm_counter_spec spec;
 	struct ev ev[OSM_MAX_COUNTERS];
+	int order[OSM_MAX_COUNTERS]; /* group leaders, outermost first (task-clock last) */
+	int n_groups;
 	int kernel;              /* kernel-side counting allowed */
 	char kernel_reason[200];
-	uint64_t ops;
-	int enabled;             /* prctl worked at least once */
+	uint64_t ops, windows;
+	int enabled;             /* the events were enabled */
+	int n_cal;               /* empty windows counted so far */
+	double cal[OSM_MAX_COUNTERS][2 * CAL_WINDOWS];
 };
 
 struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec)
@@ -205,6 +217,27 @@ static int paranoid(void)
 	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
 }
 
+double osm_counters_net(double counted, uint64_t windows, double window_cost)
+{
+	double net = counted - (double)windows * window_cost;
+	return net > 0 ? net : 0;
+}
+
+/* Members of the group led by event i (the leader included). */
+#define FOR_MEMBERS(c, i, m) \
+	for (struct ev *m = (c)->ev; m < (c)->ev + (c)->spec.n; m++) \
+		if (m->fd >= 0 && m->leader == (i))
+
+/* Where each group sits in the windows' reads: the hardware groups
+ * outermost, then the software events, task-clock innermost, so the
+ * reads of the other groups fall outside its window. */
+static int rank(const struct osm_counter_def *d)
+{
+	if (d->hw)
+		return 0;
+	return d->type == T_SW && d->config == SW_TASK_CLOCK ? 2 : 1;
+}
+
 #ifdef OSM_HAVE_PERF_EVENT
 static int perf_open(const struct osm_counter_def *d, int exclude_kernel, int group_fd)
 {
@@ -213,11 +246,13 @@ static int perf_open(const struct osm_counter_def *d, int exclude_kernel, int gr
 	a.size = sizeof(a);
 	a.type = d->type;
 	a.config = d->config;
-	a.disabled = 1;       /* enabled only around timed batches */
+	a.disabled = 1;       /* enabled once all are open */
 	a.inherit = 1;        /* children and threads started while open */
 	a.exclude_kernel = exclude_kernel ? 1 : 0;
 	a.exclude_hv = 1;
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	/* task-clock is always alone: read as one event, which costs less */
+	a.read_format = (rank(d) == 2 ? 0 : PERF_FORMAT_GROUP) | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING;
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -270,6 +305,98 @@ static void open_one(struct osm_counters *c, int i, int leader)
 	e->status = EV_OK;
 }
 
+/* Every member of group i stops counting, for `why` (errno appended). */
+static void group_failed(struct osm_counters *c, int i, const char *why)
+{
+	int err = errno;
+	FOR_MEMBERS(c, i, m) {
+		if (m->status != EV_OK)
+			continue;
+		m->status = EV_NOT_COUNTED;
+		snprintf(m->reason, sizeof(m->reason), "%s: %s", why, strerror(err));
+	}
+}
+
+/* The group read of leader i into buf: nr, time enabled, time running,
+ * then one value per member. 0, or -1 with the group marked not counted. */
+static int read_group(struct osm_counters *c, int i, uint64_t *buf)
+{
+	const struct ev *e = &c->ev[i];
+	ssize_t want = (ssize_t)((3 + (size_t)e->n_members) * sizeof(uint64_t));
+	if (rank(&c->spec.def[i]) == 2 && read(e->fd, buf + 1, 3 * sizeof(uint64_t)) == 3 * sizeof(uint64_t)) {
+		uint64_t v = buf[1]; /* one event's read: value, enabled, running */
+		buf[0] = 1, buf[1] = buf[2], buf[2] = buf[3], buf[3] = v;
+		return 0;
+	}
+	if (rank(&c->spec.def[i]) != 2 && read(e->fd, buf, (size_t)want) == want && buf[0] == (uint64_t)e->n_members)
+		return 0;
+	group_failed(c, i, "reading the counter failed");
+	return -1;
+}
+
+static void order_and_enable(struct osm_counters *c)
+{
+	c->n_groups = 0;
+	for (int r = 0; r <= 2; r++)
+		for (int i = 0; i < c->spec.n; i++)
+			if (c->ev[i].fd >= 0 && c->ev[i].leader == i && rank(&c->spec.def[i]) == r)
+				c->order[c->n_groups++] = i;
+	for (int k = 0; k < c->n_groups; k++) {
+		if (!ioctl(c->ev[c->order[k]].fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+			c->enabled = 1;
+		else
+			group_failed(c, c->order[k], "enabling the counter failed (PERF_EVENT_IOC_ENABLE)");
+	}
+}
+
+void osm_counters_begin(struct osm_counters *c)
+{
+	uint64_t buf[3 + OSM_MAX_COUNTERS];
+	for (int k = 0; k < c->n_groups; k++) {
+		int i = c->order[k];
+		if (c->ev[i].status != EV_OK || read_group(c, i, buf))
+			continue;
+		FOR_MEMBERS(c, i, m) {
+			m->snap = buf[3 + m->pos];
+			m->snap_en = buf[1];
+			m->snap_run = buf[2];
+		}
+	}
+}
+
+#define since(now, then) ((now) > (then) ? (now) - (then) : 0)
+
+/* Ends the window osm_counters_begin() opened: each count since then is added
+ * to the totals, or kept as empty window number `cal` (cal >= 0). */
+static void window_end(struct osm_counters *c, int cal)
+{
+	uint64_t buf[3 + OSM_MAX_COUNTERS];
+	for (int k = c->n_groups - 1; k >= 0; k--) {
+		int i = c->order[k];
+		if (c->ev[i].status != EV_OK || read_group(c, i, buf))
+			continue;
+		FOR_MEMBERS(c, i, m) {
+			uint64_t v = since(buf[3 + m->pos], m->snap);
+			if (cal >= 0) {
+				c->cal[m - c->ev][cal] = (double)v;
+				continue;
+			}
+			m->value += v;
+			m->enabled += since(buf[1], m->snap_en);
+			m->running += since(buf[2], m->snap_run);
+		}
+	}
+}
+
+/* CAL_WINDOWS empty windows, nothing between their start and end. */
+static void calibrate(struct osm_counters *c)
+{
+	for (int w = 0; w < CAL_WINDOWS && c->n_cal < 2 * CAL_WINDOWS; w++) {
+		osm_counters_begin(c);
+		window_end(c, c->n_cal++);
+	}
+}
+
 void osm_counters_open(struct osm_counters *c)
 {
 	/* Kernel-side counting: try it; paranoid >= 2 without CAP_PERFMON
@@ -285,67 +412,46 @@ void osm_counters_open(struct osm_counters *c)
 			 "perf_event_paranoid is %d: counting in the kernel needs CAP_PERFMON, root, "
 			 "or perf_event_paranoid <= 1; user-space events only", paranoid());
 	}
-	/* Groups: every software event in one (they always fit); cycles and
-	 * instructions in one, so ipc comes from one window; every other
-	 * hardware or raw event alone, so a PMU with few counters multiplexes
-	 * them (the record gives the fraction of time each was counting) rather
-	 * than never scheduling one oversized group. */
+	/* Groups: task-clock alone, the other software events in one (a group
+	 * mixing the two kinds of software event loses counts: on Linux 6.18 a
+	 * page-fault event grouped under task-clock missed about a fifth of
+	 * the faults, and task-clock under a page-fault leader a fifth of the
+	 * time); cycles and instructions in one, so ipc comes from one window;
+	 * every other hardware or raw event alone, so a PMU with few counters
+	 * multiplexes them (the record gives the fraction of time each was
+	 * counting) rather than never scheduling one oversized group. */
 	int sw_leader = -1, ipc_leader = -1;
 	for (int i = 0; i < c->spec.n; i++) {
 		const struct osm_counter_def *d = &c->spec.def[i];
 		if (d->derived)
 			continue;
 		int is_ipc_pair = d->type == T_HW && (d->config == HW_CYCLES || d->config == HW_INSTRUCTIONS);
-		int leader = !d->hw ? sw_leader : is_ipc_pair ? ipc_leader : -1;
+		int leader = rank(d) == 2 ? -1 : !d->hw ? sw_leader : is_ipc_pair ? ipc_leader : -1;
 		open_one(c, i, leader);
 		if (c->ev[i].status != EV_OK || c->ev[i].leader != i)
 			continue;
-		if (!d->hw && sw_leader < 0)
+		if (rank(d) == 1 && sw_leader < 0)
 			sw_leader = i;
 		if (is_ipc_pair && ipc_leader < 0)
 			ipc_leader = i;
 	}
+	order_and_enable(c);
+	calibrate(c);
 }
 
-void osm_counters_enable(struct osm_counters *c)
+void osm_counters_end(struct osm_counters *c, uint64_t ops)
 {
-	/* One call enables every event this thread opened (and their
-	 * inherited copies), cheaper than an ioctl per group. */
-	if (!prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0))
-		c->enabled = 1;
-}
-
-void osm_counters_disable(struct osm_counters *c, uint64_t ops)
-{
-	prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
+	window_end(c, -1);
 	c->ops += ops;
+	c->windows++;
 }
 
 void osm_counters_finish(struct osm_counters *c)
 {
-	uint64_t buf[3 + OSM_MAX_COUNTERS];
+	calibrate(c);
 	for (int i = 0; i < c->spec.n; i++) {
-		struct ev *e = &c->ev[i];
-		if (e->fd < 0 || e->leader != i)
-			continue;
-		ssize_t want = (ssize_t)((3 + (size_t)e->n_members) * sizeof(uint64_t));
-		int ok = read(e->fd, buf, sizeof(buf)) == want && buf[0] == (uint64_t)e->n_members;
-		for (int k = 0; k < c->spec.n; k++) {
-			struct ev *m = &c->ev[k];
-			if (m->fd < 0 || m->leader != i)
-				continue;
-			if (!ok) {
-				m->status = EV_NOT_COUNTED;
-				snprintf(m->reason, sizeof(m->reason), "reading the counter failed: %s", strerror(errno));
-				continue;
-			}
-			m->enabled = buf[1];
-			m->running = buf[2];
-			m->value = buf[3 + m->pos];
-		}
-	}
-	for (int i = 0; i < c->spec.n; i++) {
-		if (c->ev[i].fd >= 0 && c->ev[i].leader != i)
+		c->ev[i].cost = c->n_cal ? osm_sort_median(c->cal[i], (size_t)c->n_cal) : 0;
+		if (c->ev[i].fd >= 0 && c->ev[i].leader != i) /* members before their leader */
 			close(c->ev[i].fd);
 	}
 	for (int i = 0; i < c->spec.n; i++) {
@@ -365,26 +471,21 @@ void osm_counters_open(struct osm_counters *c)
 	}
 }
 
-void osm_counters_enable(struct osm_counters *c) { (void)c; }
-void osm_counters_disable(struct osm_counters *c, uint64_t ops) { c->ops += ops; }
+void osm_counters_begin(struct osm_counters *c) { (void)c; }
+void osm_counters_end(struct osm_counters *c, uint64_t ops)
+{
+	c->ops += ops;
+	c->windows++;
+}
 void osm_counters_finish(struct osm_counters *c) { (void)c; }
 #endif
 
-static const struct ev *find_ev(const struct osm_counters *c, const char *name)
+static int find_index(const struct osm_counters *c, const char *name)
 {
 	for (int i = 0; i < c->spec.n; i++)
 		if (!strcmp(c->spec.def[i].name, name))
-			return &c->ev[i];
-	return NULL;
-}
-
-/* A counted event's total, scaled up when it was multiplexed (counting for
- * only part of the time it was enabled). */
-static double scaled(const struct ev *e)
-{
-	if (e->running < e->enabled)
-		return (double)e->value * (double)e->enabled / (double)e->running;
-	return (double)e->value;
+			return i;
+	return -1;
 }
 
 static int counted(const struct ev *e)
@@ -392,67 +493,98 @@ static int counted(const struct ev *e)
 	return e && e->status == EV_OK && e->enabled > 0 && e->running > 0;
 }
 
+/* A counted event's total less its windows' own cost, scaled up when it was
+ * multiplexed (counting for only part of the time it was enabled); *raw:
+ * the same without the windows' cost taken off. */
+static double net_total(const struct osm_counters *c, const struct ev *e, double *raw)
+{
+	double scale = e->running < e->enabled ? (double)e->enabled / (double)e->running : 1.0;
+	if (raw)
+		*raw = (double)e->value * scale;
+	return osm_counters_net((double)e->value, c->windows, e->cost) * scale;
+}
+
+/* Status and reason of event i when it has no figure; NULL when it has. */
+static const char *no_figure(const struct osm_counters *c, int i, const char **reason)
+{
+	const struct ev *e = &c->ev[i];
+	if (c->spec.def[i].derived) {
+		int cy = find_index(c, "cycles"), in = find_index(c, "instructions");
+		double tcy = cy >= 0 && counted(&c->ev[cy]) ? net_total(c, &c->ev[cy], NULL) : 0;
+		if (in >= 0 && counted(&c->ev[in]) && tcy > 0)
+			return NULL;
+		*reason = "needs both cycles and instructions, and one of them is not counted here";
+		return "unsupported";
+	}
+	*reason = e->reason;
+	if (e->status == EV_UNSUPPORTED)
+		return "unsupported";
+	if (e->status == EV_NOT_COUNTED)
+		return "not_counted";
+	if (c->ops == 0 || e->enabled == 0) {
+		*reason = c->enabled || c->ops == 0 ? "no operation was counted"
+						    : "enabling the counters failed (PERF_EVENT_IOC_ENABLE)";
+		return "not_counted";
+	}
+	if (e->running == 0) {
+		*reason = "the PMU never had room for it (too many hardware events at once)";
+		return "not_counted";
+	}
+	return NULL;
+}
+
+int osm_counters_get(const struct osm_counters *c, const char *name, double *per_op, double *window_cost)
+{
+	int i = find_index(c, name);
+	const char *reason;
+	if (i < 0 || c->spec.def[i].derived || no_figure(c, i, &reason))
+		return -1;
+	if (per_op)
+		*per_op = net_total(c, &c->ev[i], NULL) / (double)c->ops;
+	if (window_cost)
+		*window_cost = c->ev[i].cost;
+	return 0;
+}
+
+static void write_one(struct osm_json *j, const struct osm_counters *c, int i)
+{
+	const struct osm_counter_def *d = &c->spec.def[i];
+	const struct ev *e = &c->ev[i];
+	const char *reason = NULL, *status = no_figure(c, i, &reason);
+	double value = NAN, total = NAN, raw = NAN, cost = NAN, running = NAN; /* NaN: null */
+	if (!status && d->derived) {
+		const struct ev *cy = &c->ev[find_index(c, "cycles")], *in = &c->ev[find_index(c, "instructions")];
+		value = net_total(c, in, NULL) / net_total(c, cy, NULL);
+		running = (double)cy->running / (double)cy->enabled;
+	} else if (!status) {
+		total = net_total(c, e, &raw);
+		value = total / (double)c->ops;
+		cost = e->cost;
+		running = (double)e->running / (double)e->enabled;
+	}
+	osm_json_obj_begin(j, NULL);
+	osm_json_str(j, "name", d->name);
+	osm_json_str(j, "status", status ? status : "ok");
+	osm_json_str(j, "unit", d->unit);
+	osm_json_num(j, "value", value);
+	osm_json_num(j, "total", total);
+	osm_json_num(j, "counted", raw);
+	osm_json_num(j, "window_cost", cost);
+	osm_json_num(j, "running", running);
+	osm_json_str(j, "reason", status ? reason : NULL);
+	osm_json_obj_end(j);
+}
+
 void osm_counters_write(struct osm_json *j, const struct osm_counters *c)
 {
 	osm_json_int(j, "ops", (int64_t)c->ops);
+	osm_json_int(j, "windows", (int64_t)c->windows);
 	osm_json_bool(j, "kernel", c->kernel);
 	osm_json_str(j, "kernel_reason", c->kernel ? NULL : c->kernel_reason);
 	osm_json_bool(j, "inherit", 1);
 	osm_json_arr_begin(j, "counters");
-	for (int i = 0; i < c->spec.n; i++) {
-		const struct osm_counter_def *d = &c->spec.def[i];
-		const struct ev *e = &c->ev[i];
-		const char *status = "ok", *reason = NULL;
-		double value = 0, total = 0, running = 0;
-		int have_total = 0;
-		if (d->derived) {
-			const struct ev *cy = find_ev(c, "cycles"), *in = find_ev(c, "instructions");
-			if (counted(cy) && counted(in) && scaled(cy) > 0) {
-				value = scaled(in) / scaled(cy);
-				running = cy->enabled ? (double)cy->running / (double)cy->enabled : 0;
-			} else {
-				status = "unsupported";
-				reason = "needs both cycles and instructions, and one of them is not counted here";
-			}
-		} else if (e->status == EV_UNSUPPORTED) {
-			status = "unsupported";
-			reason = e->reason;
-		} else if (e->status == EV_NOT_COUNTED) {
-			status = "not_counted";
-			reason = e->reason;
-		} else if (c->ops == 0 || e->enabled == 0) {
-			status = "not_counted";
-			reason = c->enabled || c->ops == 0 ? "no operation was counted"
-							  : "prctl(PR_TASK_PERF_EVENTS_ENABLE) failed";
-		} else if (e->running == 0) {
-			status = "not_counted";
-			reason = "the PMU never had room for it (too many hardware events at once)";
-		} else {
-			total = scaled(e);
-			value = total / (double)c->ops;
-			running = (double)e->running / (double)e->enabled;
-			have_total = 1;
-		}
-		int ok = !strcmp(status, "ok");
-		osm_json_obj_begin(j, NULL);
-		osm_json_str(j, "name", d->name);
-		osm_json_str(j, "status", status);
-		osm_json_str(j, "unit", d->unit);
-		if (ok)
-			osm_json_num(j, "value", value);
-		else
-			osm_json_null(j, "value");
-		if (have_total)
-			osm_json_num(j, "total", total);
-		else
-			osm_json_null(j, "total");
-		if (ok)
-			osm_json_num(j, "running", running);
-		else
-			osm_json_null(j, "running");
-		osm_json_str(j, "reason", reason);
-		osm_json_obj_end(j);
-	}
+	for (int i = 0; i < c->spec.n; i++)
+		write_one(j, c, i);
 	osm_json_arr_end(j);
 }
 

@@ -3,20 +3,34 @@
  *
  * Life of one benchmark instance's counters (harness.c drives it):
  *   osm_counters_new(spec)       from the validated --counters list
- *   osm_counters_open(c)         after setup(): opens every event, disabled;
- *                                one that cannot be opened is "unsupported"
- *   osm_counters_enable(c)       just before each timed batch of the
- *   osm_counters_disable(c, ops) sampling phase, just after it (warm-up and
- *                                calibration batches are not counted)
- *   osm_counters_finish(c)       before teardown(): reads and closes
+ *   osm_counters_open(c)         after setup(): opens every event and
+ *                                enables it (one that cannot be opened is
+ *                                "unsupported"), then counts 64 empty
+ *                                windows (below)
+ *   osm_counters_begin(c)        a counting window: just before each timed
+ *   osm_counters_end(c, ops)     batch of the sampling phase and just after
+ *                                it, or around each timed operation of a
+ *                                self-counted benchmark (osm_count_begin/end)
+ *   osm_counters_finish(c)       before teardown(): 64 more empty windows,
+ *                                then closes
  *   osm_counters_write(j, c)     the fields of the `counters` record
+ *
+ * A window is two reads of every group: the counts at its end less those at
+ * its start are added to the totals (the events count all along; only what
+ * falls inside a window is kept). The reads themselves cost something that
+ * lands inside the window (task-clock: one read's return and the next
+ * one's entry, about 1.3 us on the development guest): that cost is
+ * measured as the median count of empty windows (nothing between start and
+ * end) and taken off, windows x cost, never below zero; the record gives
+ * the count before (`counted`) and the cost (`window_cost`) beside.
  *
  * What is counted: the probe's measuring thread and, through inherit=1,
  * every process and thread it starts while the counters are open (a fork
  * benchmark's children, so the child's side of fork and exit is in the
- * figures). Processes and threads started in setup() (ring members,
- * concurrency workers, partner threads) are not counted. Each figure is
- * divided by the operations of the counted batches: a value per operation.
+ * figures, as far as it falls inside a window). Processes and threads
+ * started in setup() (ring members, concurrency workers, partner threads)
+ * are not counted. Each figure is divided by the operations of the windows:
+ * a value per operation, the same operation as the result's value.
  *
  * Unsupported is a normal outcome, never zero and never missing: every
  * requested counter appears in the record, with status "unsupported" and
@@ -58,10 +72,16 @@ struct osm_counters;
 
 struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec); /* NULL: out of memory */
 void osm_counters_open(struct osm_counters *c);
-void osm_counters_enable(struct osm_counters *c);
-void osm_counters_disable(struct osm_counters *c, uint64_t ops);
+void osm_counters_begin(struct osm_counters *c);
+void osm_counters_end(struct osm_counters *c, uint64_t ops);
 void osm_counters_finish(struct osm_counters *c);
-/* Writes ops, kernel, kernel_reason, inherit and counters into the open
+/* After finish: the counter `name`'s count per operation (the windows' own
+ * cost taken off) and one empty window's count. 0, or -1 when it has no
+ * figure (unsupported, not counted, derived, or not asked for). */
+int osm_counters_get(const struct osm_counters *c, const char *name, double *per_op, double *window_cost);
+/* counted less windows x window_cost, never below 0. */
+double osm_counters_net(double counted, uint64_t windows, double window_cost);
+/* Writes ops, windows, kernel, kernel_reason, inherit and counters into the open
  * record (docs/schema.md, `counters`). */
 void osm_counters_write(struct osm_json *j, const struct osm_counters *c);
 void osm_counters_free(struct osm_counters *c);

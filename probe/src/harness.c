@@ -285,24 +285,25 @@ static double step_floor(const struct osm_ctx *ctx, const struct osm_measurement
 	return v * v * step_ns / (ctx->bytes_per_op * 1e9);
 }
 
-/* One sampled batch: time_batch() with the counters running around it
- * (not around warm-up or calibration), outside its clock reads; an
- * OSM_SELF_COUNTED benchmark brackets its timed part itself. */
+/* One sampled batch: time_batch() inside a counting window (not around
+ * warm-up or calibration), outside its clock reads; an OSM_SELF_COUNTED
+ * benchmark opens its windows itself, around what it times. The profile,
+ * when on, is enabled outside the window, so its switching is not counted. */
 static double counted_batch(struct osm_ctx *ctx, uint64_t batch, int *st)
 {
 	int whole = !(ctx->bench->flags & OSM_SELF_COUNTED);
-	if (whole && ctx->counters)
-		osm_counters_enable(ctx->counters);
 	if (whole && ctx->profile)
 		osm_profile_enable(ctx->profile);
+	if (whole && ctx->counters)
+		osm_counters_begin(ctx->counters);
 	ctx->counting = 1;
 	double t = time_batch(ctx, batch, st);
 	ctx->counting = 0;
 	uint64_t ops = t < 0 ? 0 : batch * (ctx->ops_per_unit ? ctx->ops_per_unit : 1);
+	if (whole && ctx->counters)
+		osm_counters_end(ctx->counters, ops);
 	if (whole && ctx->profile)
 		osm_profile_disable(ctx->profile, ops);
-	if (whole && ctx->counters)
-		osm_counters_disable(ctx->counters, ops);
 	return t;
 }
 
