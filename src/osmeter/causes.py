@@ -45,7 +45,8 @@ RULES: tuple[Rule, ...] = (
          "with audit on (or ever on in this boot) every system call runs audit's entry and exit hooks "
          "(__audit_syscall_entry/exit, audit_filter_*), more with each rule"),
     Rule("seccomp", ("seccomp_mode", "seccomp_filters"), SYSCALL_FAMILIES,
-         "a seccomp filter runs on every system call of the probe (__seccomp_filter, bpf_prog_*)"),
+         "a seccomp filter runs on every system call of the probe (__seccomp_filter, and the filters' JIT-compiled "
+         "classic BPF, which kallsyms does not list: [kernel outside text])"),
     Rule("mitigations", ("mitigations.", "kernel_cmdline"), SYSCALL_FAMILIES,
          "CPU vulnerability mitigations add work at kernel entry and exit and at context switches"),
     Rule("THP", ("thp_",), ("mem.fault_anon", "mem.mmap", "mem.munmap", "mem.page_fault", "task.fork",
