@@ -119,19 +119,30 @@ void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The profile's switching outside the counters' window, as the harness's. */
+/* The profile's switching outside the counters' window, as the harness's;
+ * errno as the benchmark left it (it may read it after the window). */
 void osm_count_begin(struct osm_ctx *ctx)
 {
+	int e = errno;
 	if (ctx->profile && ctx->counting)
 		osm_profile_enable(ctx->profile);
 	if (ctx->counters && ctx->counting)
 		osm_counters_begin(ctx->counters);
+	errno = e;
 }
 
 void osm_count_end(struct osm_ctx *ctx, uint64_t ops)
 {
+	int e = errno;
 	if (ctx->counters && ctx->counting)
 		osm_counters_end(ctx->counters, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
 	if (ctx->profile && ctx->counting)
 		osm_profile_disable(ctx->profile, ops * (ctx->ops_per_unit ? ctx->ops_per_unit : 1));
+	errno = e;
+}
+
+void osm_count_note(struct osm_ctx *ctx, const char *note)
+{
+	if (ctx->counters)
+		osm_counters_describe(ctx->counters, 0, note);
 }

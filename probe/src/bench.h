@@ -217,5 +217,10 @@ void osm_add_info(struct osm_ctx *ctx, const char *key, const char *fmt, ...)
  * --counters is on and a sampled batch is running); ops operations ended. */
 void osm_count_begin(struct osm_ctx *ctx);
 void osm_count_end(struct osm_ctx *ctx, uint64_t ops);
+/* --counters, from setup(): what the counted windows cover besides the
+ * timed operation, in the `counters` record's note (a string literal): a
+ * window that must end later than the clock (the clock stops in a child), a
+ * part of the work the counters cannot see (partners started in setup). */
+void osm_count_note(struct osm_ctx *ctx, const char *note);
 
 #endif

@@ -84,15 +84,9 @@ static int add_def(struct osm_counter_spec *spec, const struct osm_counter_def *
 
 static int add_known(struct osm_counter_spec *spec, const struct known *k, char *err, size_t len)
 {
-	struct osm_counter_def d;
-	memset(&d, 0, sizeof(d));
+	struct osm_counter_def d = {.type = k->type, .config = k->config, .unit = k->unit, .hw = k->hw,
+				    .kernel_only = k->kernel_only, .derived = k->derived};
 	snprintf(d.name, sizeof(d.name), "%s", k->name);
-	d.type = k->type;
-	d.config = k->config;
-	d.unit = k->unit;
-	d.hw = k->hw;
-	d.kernel_only = k->kernel_only;
-	d.derived = k->derived;
 	return add_def(spec, &d, err, len);
 }
 
@@ -142,14 +136,10 @@ int osm_counters_parse(const char *list, struct osm_counter_spec *spec, char *er
 		while (t[0] == 'r' && hex + 1 < tl && isxdigit((unsigned char)t[hex + 1]))
 			hex++;
 		if (t[0] == 'r' && hex >= 1 && hex <= 16 && hex + 1 == tl) {
-			struct osm_counter_def d;
-			memset(&d, 0, sizeof(d));
+			struct osm_counter_def d = {.type = T_RAW, .config = strtoull(t + 1, NULL, 16),
+						    .unit = "count", .hw = 1};
 			for (size_t i = 0; i < tl; i++)
 				d.name[i] = (char)tolower((unsigned char)t[i]);
-			d.type = T_RAW;
-			d.config = strtoull(t + 1, NULL, 16);
-			d.unit = "count";
-			d.hw = 1;
 			if (add_def(spec, &d, err, len))
 				return -1;
 			continue;
@@ -172,8 +162,8 @@ int osm_counters_parse(const char *list, struct osm_counter_spec *spec, char *er
 
 enum ev_status { EV_OK, EV_UNSUPPORTED, EV_NOT_COUNTED };
 
-/* Empty windows counted after open and again before finish: the median of
- * their counts is one window's own cost (counters.h). */
+/* Empty windows counted after open and again before finish: one window's
+ * own cost is their mean (counters.h). */
 #define CAL_WINDOWS 64
 
 struct ev {
@@ -183,7 +173,7 @@ struct ev {
 	int n_members;    /* leaders: events in the group */
 	uint64_t snap, snap_en, snap_run; /* read at the current window's start */
 	uint64_t value, enabled, running; /* summed over the counting windows */
-	double cost;      /* one empty window's count: the median of cal[] */
+	double cost;      /* one empty window's count (osm_counters_window_cost) */
 	enum ev_status status;
 	char reason[200];
 };
@@ -196,6 +186,8 @@ struct osm_counters {
 	int kernel;              /* kernel-side counting allowed */
 	char kernel_reason[200];
 	uint64_t ops, windows;
+	double bytes_per_op;     /* bandwidth benchmarks: bytes one operation moves */
+	const char *note;        /* what the windows cover besides the timed operation */
 	int enabled;             /* the events were enabled */
 	int n_cal;               /* empty windows counted so far */
 	double cal[OSM_MAX_COUNTERS][2 * CAL_WINDOWS];
@@ -215,6 +207,24 @@ struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec)
 static int paranoid(void)
 {
 	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
+}
+
+void osm_counters_describe(struct osm_counters *c, double bytes_per_op, const char *note)
+{
+	if (bytes_per_op > 0)
+		c->bytes_per_op = bytes_per_op;
+	if (note)
+		c->note = note;
+}
+
+double osm_counters_window_cost(double *v, size_t n)
+{
+	size_t keep = n - n / 16; /* the top sixteenth left out: a rare interrupt */
+	double sum = 0;
+	osm_sort_doubles(v, n);
+	for (size_t k = 0; k < keep; k++)
+		sum += v[k];
+	return keep ? sum / (double)keep : 0;
 }
 
 double osm_counters_net(double counted, uint64_t windows, double window_cost)
@@ -241,18 +251,13 @@ static int rank(const struct osm_counter_def *d)
 #ifdef OSM_HAVE_PERF_EVENT
 static int perf_open(const struct osm_counter_def *d, int exclude_kernel, int group_fd)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = d->type;
-	a.config = d->config;
-	a.disabled = 1;       /* enabled once all are open */
-	a.inherit = 1;        /* children and threads started while open */
-	a.exclude_kernel = exclude_kernel ? 1 : 0;
-	a.exclude_hv = 1;
-	/* task-clock is always alone: read as one event, which costs less */
-	a.read_format = (rank(d) == 2 ? 0 : PERF_FORMAT_GROUP) | PERF_FORMAT_TOTAL_TIME_ENABLED |
-			PERF_FORMAT_TOTAL_TIME_RUNNING;
+	/* Disabled until all are open; inherited by the children and threads
+	 * started while open. task-clock is always alone: read as one event,
+	 * which costs less than a group read. */
+	struct perf_event_attr a = {.size = sizeof(a), .type = d->type, .config = d->config, .disabled = 1,
+				    .inherit = 1, .exclude_kernel = exclude_kernel ? 1 : 0, .exclude_hv = 1,
+				    .read_format = (rank(d) == 2 ? 0 : PERF_FORMAT_GROUP) |
+						   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING};
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -412,14 +417,8 @@ void osm_counters_open(struct osm_counters *c)
 			 "perf_event_paranoid is %d: counting in the kernel needs CAP_PERFMON, root, "
 			 "or perf_event_paranoid <= 1; user-space events only", paranoid());
 	}
-	/* Groups: task-clock alone, the other software events in one (a group
-	 * mixing the two kinds of software event loses counts: on Linux 6.18 a
-	 * page-fault event grouped under task-clock missed about a fifth of
-	 * the faults, and task-clock under a page-fault leader a fifth of the
-	 * time); cycles and instructions in one, so ipc comes from one window;
-	 * every other hardware or raw event alone, so a PMU with few counters
-	 * multiplexes them (the record gives the fraction of time each was
-	 * counting) rather than never scheduling one oversized group. */
+	/* Groups (why: counters.h): task-clock alone, the other software events
+	 * in one, cycles and instructions in one, any other event alone. */
 	int sw_leader = -1, ipc_leader = -1;
 	for (int i = 0; i < c->spec.n; i++) {
 		const struct osm_counter_def *d = &c->spec.def[i];
@@ -441,6 +440,8 @@ void osm_counters_open(struct osm_counters *c)
 
 void osm_counters_end(struct osm_counters *c, uint64_t ops)
 {
+	if (!ops)
+		return; /* a window that ended no operation is dropped */
 	window_end(c, -1);
 	c->ops += ops;
 	c->windows++;
@@ -450,7 +451,7 @@ void osm_counters_finish(struct osm_counters *c)
 {
 	calibrate(c);
 	for (int i = 0; i < c->spec.n; i++) {
-		c->ev[i].cost = c->n_cal ? osm_sort_median(c->cal[i], (size_t)c->n_cal) : 0;
+		c->ev[i].cost = osm_counters_window_cost(c->cal[i], (size_t)c->n_cal);
 		if (c->ev[i].fd >= 0 && c->ev[i].leader != i) /* members before their leader */
 			close(c->ev[i].fd);
 	}
@@ -475,7 +476,7 @@ void osm_counters_begin(struct osm_counters *c) { (void)c; }
 void osm_counters_end(struct osm_counters *c, uint64_t ops)
 {
 	c->ops += ops;
-	c->windows++;
+	c->windows += ops > 0;
 }
 void osm_counters_finish(struct osm_counters *c) { (void)c; }
 #endif
@@ -486,11 +487,6 @@ static int find_index(const struct osm_counters *c, const char *name)
 		if (!strcmp(c->spec.def[i].name, name))
 			return i;
 	return -1;
-}
-
-static int counted(const struct ev *e)
-{
-	return e && e->status == EV_OK && e->enabled > 0 && e->running > 0;
 }
 
 /* A counted event's total less its windows' own cost, scaled up when it was
@@ -508,10 +504,10 @@ static double net_total(const struct osm_counters *c, const struct ev *e, double
 static const char *no_figure(const struct osm_counters *c, int i, const char **reason)
 {
 	const struct ev *e = &c->ev[i];
-	if (c->spec.def[i].derived) {
+	if (c->spec.def[i].derived) { /* ipc: both counted, and cycles not 0 */
 		int cy = find_index(c, "cycles"), in = find_index(c, "instructions");
-		double tcy = cy >= 0 && counted(&c->ev[cy]) ? net_total(c, &c->ev[cy], NULL) : 0;
-		if (in >= 0 && counted(&c->ev[in]) && tcy > 0)
+		if (cy >= 0 && in >= 0 && !no_figure(c, cy, reason) && !no_figure(c, in, reason) &&
+		    net_total(c, &c->ev[cy], NULL) > 0)
 			return NULL;
 		*reason = "needs both cycles and instructions, and one of them is not counted here";
 		return "unsupported";
@@ -579,6 +575,8 @@ void osm_counters_write(struct osm_json *j, const struct osm_counters *c)
 {
 	osm_json_int(j, "ops", (int64_t)c->ops);
 	osm_json_int(j, "windows", (int64_t)c->windows);
+	osm_json_num(j, "bytes_per_op", c->bytes_per_op > 0 ? c->bytes_per_op : NAN);
+	osm_json_str(j, "note", c->note);
 	osm_json_bool(j, "kernel", c->kernel);
 	osm_json_str(j, "kernel_reason", c->kernel ? NULL : c->kernel_reason);
 	osm_json_bool(j, "inherit", 1);

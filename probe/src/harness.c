@@ -391,6 +391,8 @@ enum osm_status osm_measure(struct osm_ctx *ctx, const struct osm_budget *b,
 
 	/* --counters: opened after setup(), so what setup() starts (ring
 	 * members, workers) is not counted; see counters.h. */
+	if (ctx->counters && bn->unit == OSM_UNIT_BYTES_PER_S)
+		osm_counters_describe(ctx->counters, ctx->bytes_per_op, NULL);
 	if (ctx->counters)
 		osm_counters_open(ctx->counters);
 	if (ctx->profile)

@@ -103,6 +103,7 @@ static int futex_setup(struct osm_ctx *ctx)
 	ctx->priv = s;
 	s->handle = -1;
 	ctx->ops_per_unit = 2; /* run() repeats round trips of two switches */
+	osm_count_note(ctx, "the partner (started in setup) is not counted: the probe's side of each switch only");
 	s->shared = osm_param_int(ctx, "mode") == 0;
 	int cross = osm_param_int(ctx, "placement") == 1;
 	ctx->placement = cross ? "cross_cpu" : "same_cpu";
@@ -228,6 +229,7 @@ static int yield_setup(struct osm_ctx *ctx)
 	ctx->priv = s;
 	ctx->placement = "same_cpu"; /* sched_yield only yields to its own run queue */
 	ctx->ops_per_unit = 2;       /* each of run()'s yields is two switches */
+	osm_count_note(ctx, "the partner (started in setup) is not counted: the probe's side of each switch only");
 	pthread_attr_t a;
 	cpu_set_t set;
 	CPU_ZERO(&set);

@@ -277,8 +277,12 @@ static int ring_setup_common(struct osm_ctx *ctx, int rtt)
 	}
 	if (rtt) {
 		ctx->ops_per_unit = 1; /* the value is per round trip */
+		osm_count_note(ctx, "the partner (started in setup) is not counted: the probe's side of each "
+			       "round trip only");
 		return OSM_OK;
 	}
+	osm_count_note(ctx, "the other ring members (started in setup) are not counted, and the counters "
+		       "include the pipe transfer the value has taken off (extra.pipe_overhead_ns)");
 	osm_add_extra(ctx, "pipe_overhead_ns", s->overhead_ns);
 	osm_add_extra(ctx, "pipe_overhead_spread", spread);
 	ctx->ops_per_unit = (unsigned)s->n; /* run() repeats rounds of n switches */

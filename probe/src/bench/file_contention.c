@@ -315,6 +315,9 @@ int osm_file_contention_setup(struct osm_ctx *ctx)
 	osm_add_extra(ctx, "cpus", s->n_cpus);
 	osm_add_extra(ctx, "block_bytes", (double)s->r[0].block);
 	osm_add_extra(ctx, "file_bytes", (double)osm_param_int(ctx, "file_size"));
+	if (s->procs > 1)
+		osm_count_note(ctx, "the other readers (started in setup) are not counted: the probe's own reads "
+			       "only, per block it read");
 	return OSM_OK;
 }
 

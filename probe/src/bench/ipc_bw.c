@@ -142,6 +142,7 @@ static int bw_alloc(struct osm_ctx *ctx, struct bw_state **out)
 /* Starts the partner and moves one transfer; on failure tears down. */
 static int bw_go(struct osm_ctx *ctx, struct bw_state *s, int st)
 {
+	osm_count_note(ctx, "the writing partner (started in setup) is not counted: the probe's reads only");
 	if (st == OSM_OK)
 		st = ipc_party_start(ctx, &s->p);
 	if (st == OSM_OK)

@@ -170,6 +170,8 @@ static int lat_first_trip(struct osm_ctx *ctx, struct lat_state *s)
 /* Starts the partner, then the first round trip; on failure tears down. */
 static int lat_go(struct osm_ctx *ctx, struct lat_state *s, int st)
 {
+	osm_count_note(ctx, "the partner (started in setup) is not counted: the probe's side of each round "
+		       "trip only");
 	if (st == OSM_OK)
 		st = ipc_party_start(ctx, &s->p);
 	if (st == OSM_OK && s->kind == K_FIFO) {

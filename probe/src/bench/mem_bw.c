@@ -307,6 +307,9 @@ int osm_mem_bw_setup(struct osm_ctx *ctx)
 		return st;
 	ctx->priv = s;
 	ctx->bytes_per_op = (double)(s->w[0].op_len * (size_t)ncpu);
+	if (ncpu > 1)
+		osm_count_note(ctx, "the other threads (started in setup) are not counted: the probe's thread's "
+			       "block of each operation only");
 	osm_add_extra(ctx, "size_bytes", (double)total);
 	osm_add_extra(ctx, "threads", (double)ncpu);
 	osm_add_extra(ctx, "block_bytes", (double)s->w[0].op_len);

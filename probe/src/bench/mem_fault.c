@@ -5,7 +5,9 @@
  * Region faults: one sample = one fresh mapping of the whole region, every
  * 4 KiB page touched once in address order; the timed part is the touch
  * loop only (mmap, munmap and eviction are outside it: OSM_SELF_TIMED), and
- * the sample is that time divided by the number of 4 KiB pages. How many
+ * the sample is that time divided by the number of 4 KiB pages; --counters
+ * count the touch loop alone, one window per region, per 4 KiB page too
+ * (OSM_SELF_COUNTED). How many
  * faults that took (fault-around maps up to fault_around_bytes per minor
  * file fault; a THP fault maps 2 MiB) is reported from getrusage as
  * extra.minflt_per_page / extra.majflt_per_page, so a figure is never read
@@ -20,7 +22,7 @@
  * PROT_READ private mapping. LEBench times calls one at a time; osmeter
  * times them in groups of up to 8 (fewer when the group's mappings would
  * exceed 256 MiB) with the untimed set-up and clean-up of the group outside
- * the clock, so the clock's own cost (35 ns on a KVM guest) is spread over
+ * the clock (and outside the counters' window, which is the clock's), so the clock's own cost (35 ns on a KVM guest) is spread over
  * the group while the address space changes by at most 8 mappings.
  * --lebench-exact times one call per clock pair, as LEBench.
  *
@@ -150,11 +152,13 @@ static void add_fault_extras(struct osm_ctx *ctx, const struct fault_state *s)
 }
 
 /* Touch every 4 KiB page of [p, p+len) once, in address order (write when
- * `write`, else read); returns the time in ns and counts the faults. */
-static double touch_pages(struct fault_state *s, char *p, size_t len, int write)
+ * `write`, else read); returns the time in ns and counts the faults. The
+ * counters' window is the clock's: len / 4 KiB operations. */
+static double touch_pages(struct osm_ctx *ctx, struct fault_state *s, char *p, size_t len, int write)
 {
 	uint64_t mn0, mj0, mn1, mj1, sum = 0;
 	rusage_faults(&mn0, &mj0);
+	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	if (write) {
 		for (size_t off = 0; off < len; off += PAGE)
@@ -164,6 +168,7 @@ static double touch_pages(struct fault_state *s, char *p, size_t len, int write)
 			sum += (unsigned char)*(volatile char *)(p + off);
 	}
 	uint64_t t1 = osm_clock_stop();
+	osm_count_end(ctx, len / PAGE);
 	rusage_faults(&mn1, &mj1);
 	s->sink += sum;
 	s->pages += len / PAGE;
@@ -206,7 +211,7 @@ int osm_mem_fault_anon_run(struct osm_ctx *ctx, uint64_t batch)
 		struct osm_region r;
 		if (osm_region_map(&r, s->size, s->thp))
 			return osm_fail_errno(ctx, "mmap");
-		double t = touch_pages(s, r.p, s->size, 1);
+		double t = touch_pages(ctx, s, r.p, s->size, 1);
 		if (s->thp && s->pages == s->size / PAGE) {
 			/* First region: did the huge pages come? */
 			double f = osm_region_huge_fraction(&r);
@@ -298,7 +303,7 @@ int osm_mem_fault_minor_run(struct osm_ctx *ctx, uint64_t batch)
 		char *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 		if (m == MAP_FAILED)
 			return osm_fail_errno(ctx, "mmap");
-		double t = touch_pages(s, m, s->size, 0);
+		double t = touch_pages(ctx, s, m, s->size, 0);
 		munmap(m, s->size);
 		ns += t / (double)(s->size / PAGE);
 	}
@@ -386,7 +391,7 @@ int osm_mem_fault_major_run(struct osm_ctx *ctx, uint64_t batch)
 			munmap(m, s->size);
 			return osm_fail_errno(ctx, "madvise(MADV_RANDOM)");
 		}
-		double t = touch_pages(s, m, s->size, 0);
+		double t = touch_pages(ctx, s, m, s->size, 0);
 		munmap(m, s->size);
 		ns += t / (double)(s->size / PAGE);
 	}
@@ -460,9 +465,9 @@ static int map_group(struct osm_ctx *ctx, const struct fault_state *s, void **a,
 }
 
 /* What is timed of one group of g calls (a holds the group's mappings,
- * room for GROUP): its clock ticks in *ticks; 0, or -1 with errno from the
- * call that failed. */
-typedef int (*group_fn)(struct fault_state *s, void **a, size_t g, uint64_t *ticks);
+ * room for GROUP): its clock ticks in *ticks, the counters' window (ctx)
+ * around the same calls; 0, or -1 with errno from the call that failed. */
+typedef int (*group_fn)(struct osm_ctx *ctx, struct fault_state *s, void **a, size_t g, uint64_t *ticks);
 
 /* run() of the three: batch calls in groups of group_size(), each group's
  * mappings made off the clock first unless pre_prot is 0 (then `timed`
@@ -478,7 +483,7 @@ static int run_groups(struct osm_ctx *ctx, uint64_t batch, int pre_prot, group_f
 		if (pre_prot && map_group(ctx, s, a, g, pre_prot) != OSM_OK)
 			return OSM_ERROR;
 		uint64_t ticks = 0;
-		if (timed(s, a, g, &ticks))
+		if (timed(ctx, s, a, g, &ticks))
 			return osm_fail_errno(ctx, call);
 		ns += osm_ticks_to_ns(ticks);
 		done += g;
@@ -488,9 +493,10 @@ static int run_groups(struct osm_ctx *ctx, uint64_t batch, int pre_prot, group_f
 }
 
 /* mem.mmap: the mmap() calls timed, the mappings undone off the clock. */
-static int mmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+static int mmap_group(struct osm_ctx *ctx, struct fault_state *s, void **a, size_t g, uint64_t *ticks)
 {
 	size_t ok = 0;
+	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	for (; ok < g; ok++) {
 		a[ok] = mmap(NULL, s->size, s->map_prot, MAP_PRIVATE, s->fd, 0);
@@ -498,6 +504,7 @@ static int mmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks
 			break;
 	}
 	*ticks = osm_clock_stop() - t0;
+	osm_count_end(ctx, ok < g ? 0 : g);
 	int e = errno;
 	unmap_all(a, ok, s->size);
 	errno = e;
@@ -505,24 +512,28 @@ static int mmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks
 }
 
 /* mem.munmap: the munmap() calls of written private mappings timed. */
-static int munmap_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+static int munmap_group(struct osm_ctx *ctx, struct fault_state *s, void **a, size_t g, uint64_t *ticks)
 {
 	int failed = 0;
+	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	for (size_t i = 0; i < g; i++)
 		failed |= munmap(a[i], s->size);
 	*ticks = osm_clock_stop() - t0;
+	osm_count_end(ctx, failed ? 0 : g);
 	return failed ? -1 : 0;
 }
 
 /* mem.page_fault: the first read of each fresh read-only mapping timed. */
-static int fault_group(struct fault_state *s, void **a, size_t g, uint64_t *ticks)
+static int fault_group(struct osm_ctx *ctx, struct fault_state *s, void **a, size_t g, uint64_t *ticks)
 {
 	uint64_t sum = 0;
+	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
 	for (size_t i = 0; i < g; i++)
 		sum += (unsigned char)*(volatile char *)a[i];
 	*ticks = osm_clock_stop() - t0;
+	osm_count_end(ctx, g);
 	unmap_all(a, g, s->size);
 	s->sink += sum;
 	OSM_KEEP(s->sink);

@@ -181,6 +181,8 @@ int net_peer_start(struct osm_ctx *ctx, struct net_peer *np, const char *what)
 	osm_add_info(ctx, "peer", "%s", np->p.where[0] ? np->p.where : np->addr);
 	if (np->p.version[0])
 		osm_add_info(ctx, "peer_version", "%s", np->p.version);
+	osm_count_note(ctx, "the peer (a process started in setup, or another host) is not counted: the "
+		       "probe's side of each operation only");
 	return OSM_OK;
 }
 

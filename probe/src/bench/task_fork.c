@@ -453,6 +453,9 @@ static int fork_setup_view(struct osm_ctx *ctx, enum view view)
 		return st;
 	}
 	osm_add_extra(ctx, "concurrency", s->k);
+	if (view == VIEW_CHILD)
+		osm_count_note(ctx, "the clock stops in the child, the counters' window when the wait for it "
+			       "returns: the child's exit and the wait are counted too (as task.fork_exit's)");
 	return OSM_OK;
 }
 
