@@ -8,15 +8,22 @@
  * events in one group lost about a fifth of the faults on Linux 6.18), minor
  * faults never exceed page faults, a window that ended no operation is
  * dropped, and empty windows come to about nothing once their cost is taken
- * off. The record carries windows, counted and window_cost beside value. */
+ * off. The record carries windows, counted and window_cost beside value.
+ * Last, the harness's windows (osm_measure with a self-timed fake): one
+ * window over consecutive short samples, the samples' own vector grown
+ * outside any window (no page fault of the harness counted), and a
+ * self-counted benchmark's windows its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bench.h"
+#include "clock.h"
 #include "counters.h"
 #include "emit.h"
+#include "harness.h"
 #include "tap.h"
 
 static void pure_rules(void)
@@ -127,10 +134,102 @@ static void empty_windows_cost_nothing(void)
 	osm_counters_free(c);
 }
 
+/* A self-timed fake: every operation "takes" 2 us, nothing is done. The
+ * self-counted one opens a window per run() call around nothing. */
+static int fake_run(struct osm_ctx *ctx, uint64_t batch)
+{
+	if (ctx->bench->flags & OSM_SELF_COUNTED) {
+		osm_count_begin(ctx);
+		osm_count_end(ctx, batch);
+	}
+	ctx->self_ns = 2000.0 * (double)batch;
+	return OSM_OK;
+}
+
+static struct osm_counters *measured(unsigned flags, struct osm_measurement *m)
+{
+	static struct osm_bench fake = {.name = "fake", .unit = OSM_UNIT_NS, .run = fake_run};
+	fake.flags = OSM_SELF_TIMED | OSM_ONE_BY_ONE | OSM_HIDDEN | flags;
+	struct osm_ctx ctx;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.bench = &fake;
+	struct osm_counter_spec spec;
+	char err[256];
+	osm_counters_parse("task-clock,page-faults", &spec, err, sizeof(err));
+	ctx.counters = osm_counters_new(&spec);
+	/* 5000 samples: the vector of samples grows 1024 -> 8192 meanwhile */
+	const struct osm_budget b = {.min_time_s = 0, .max_time_s = 30, .warmup_s = 0, .target_rse = 0,
+				     .min_samples = 5000, .max_samples = 5000};
+	if (!ctx.counters || osm_measure(&ctx, &b, m) != OSM_OK) {
+		osm_counters_free(ctx.counters);
+		return NULL;
+	}
+	return ctx.counters;
+}
+
+/* The record's "ops" and "windows", from its JSON. */
+static void ops_windows(const struct osm_counters *c, long long *ops, long long *windows)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct osm_json j;
+	osm_json_init(&j, f);
+	osm_json_record_begin(&j, "counters");
+	osm_counters_write(&j, c);
+	osm_json_record_end(&j);
+	fclose(f);
+	*ops = *windows = -1;
+	const char *at = text ? strstr(text, "\"ops\":") : NULL;
+	if (at)
+		sscanf(at, "\"ops\":%lld,\"windows\":%lld", ops, windows);
+	free(text);
+}
+
+static void harness_windows(void)
+{
+	char err[256];
+	struct osm_measurement m;
+	struct osm_counters *probe = osm_clock_init(NULL, 20, err, sizeof(err)) ? NULL : open_sw("task-clock");
+	double tc;
+	if (probe) {
+		osm_counters_begin(probe);
+		osm_counters_end(probe, 1);
+		osm_counters_finish(probe);
+	}
+	int usable = probe && !osm_counters_get(probe, "task-clock", &tc, NULL);
+	osm_counters_free(probe);
+	if (!usable) {
+		skip(4, "no clock or no perf_event_open here");
+		return;
+	}
+	long long ops, windows;
+	double pf = -1;
+	struct osm_counters *c = measured(0, &m);
+	if (!c) {
+		skip(4, "osm_measure with counters failed");
+		return;
+	}
+	ops_windows(c, &ops, &windows);
+	osm_counters_get(c, "page-faults", &pf, NULL);
+	is_int(ops, 5000, "harness: every sampled operation counted");
+	ok(windows > 0 && windows < 5000 / 10, "harness: %lld windows over 5000 samples of 2 us (about 100 us each)",
+	   windows);
+	ok(pf == 0, "harness: no page fault counted while the samples' vector grew (%g per op)", pf);
+	osm_measurement_free(&m);
+	osm_counters_free(c);
+	c = measured(OSM_SELF_COUNTED, &m);
+	ops_windows(c, &ops, &windows);
+	ok(c && ops == 5000 && windows == 5000, "self-counted: its own windows, one per call (%lld, %lld)", ops, windows);
+	osm_measurement_free(&m);
+	osm_counters_free(c);
+}
+
 int main(void)
 {
 	pure_rules();
 	faults_are_counted();
 	empty_windows_cost_nothing();
+	harness_windows();
 	return done_testing();
 }
