@@ -19,11 +19,11 @@ KEYS = {
                "cpu", "placement", "elapsed_s", "stop_reason", "rse", "tau", "ref_cycles", "flags", "extra"},
     "skip": {"type", "bench", "params", "lebench_row", "reason"},
     "error": {"type", "bench", "params", "lebench_row", "message"},
-    "counters": {"type", "bench", "params", "lebench_row", "ops", "kernel", "kernel_reason", "inherit",
-                 "counters"},
+    "counters": {"type", "bench", "params", "lebench_row", "ops", "windows", "bytes_per_op", "note", "kernel",
+                 "kernel_reason", "inherit", "counters"},
     "end": {"type", "status", "signal", "end_time", "counts"},
 }
-COUNTER_KEYS = {"name", "status", "unit", "value", "total", "running", "reason"}
+COUNTER_KEYS = {"name", "status", "unit", "value", "total", "counted", "window_cost", "running", "reason"}
 CLOCK_KEYS = {"source", "forced", "hz", "tick_ns", "resolution_ns", "overhead_ns", "invariant",
               "calibration_ns", "kernel_stable"}
 FLAGS = {"precision-unmet", "calibration-timeout", "not-pinned", "tsc-unstable"}
@@ -138,7 +138,7 @@ def test_counters_records_have_the_documented_keys(probe):
             continue
         assert r.records[i - 1]["type"] == "result"
         assert r.records[i - 1]["bench"] == rec["bench"] and r.records[i - 1]["params"] == rec["params"]
-        assert isinstance(rec["ops"], int) and rec["ops"] > 0
+        assert isinstance(rec["ops"], int) and rec["ops"] >= rec["windows"] > 0
         assert isinstance(rec["kernel"], bool) and rec["inherit"] is True
         assert (rec["kernel_reason"] is None) == rec["kernel"]
         for c in rec["counters"]:
@@ -150,6 +150,7 @@ def test_counters_records_have_the_documented_keys(probe):
                 assert 0 < c["running"] <= 1
             else:
                 assert c["value"] is None and c["total"] is None and c["reason"]
+                assert c["counted"] is None and c["window_cost"] is None
 
 
 @pytest.mark.parametrize("exists", [True, False], ids=["result", "error"])
