@@ -204,11 +204,6 @@ struct osm_counters *osm_counters_new(const struct osm_counter_spec *spec)
 	return c;
 }
 
-static int paranoid(void)
-{
-	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
-}
-
 void osm_counters_describe(struct osm_counters *c, double bytes_per_op, const char *note)
 {
 	if (bytes_per_op > 0)
@@ -238,6 +233,12 @@ double osm_counters_net(double counted, uint64_t windows, double window_cost)
 	for (struct ev *m = (c)->ev; m < (c)->ev + (c)->spec.n; m++) \
 		if (m->fd >= 0 && m->leader == (i))
 
+#ifdef OSM_HAVE_PERF_EVENT
+static int paranoid(void)
+{
+	return osm_knob_read_int(OSM_KNOB_PARANOID, 99);
+}
+
 /* Where each group sits in the windows' reads: the hardware groups
  * outermost, then the software events, task-clock innermost, so the
  * reads of the other groups fall outside its window. */
@@ -248,7 +249,6 @@ static int rank(const struct osm_counter_def *d)
 	return d->type == T_SW && d->config == SW_TASK_CLOCK ? 2 : 1;
 }
 
-#ifdef OSM_HAVE_PERF_EVENT
 static int perf_open(const struct osm_counter_def *d, int exclude_kernel, int group_fd)
 {
 	/* Disabled until all are open; inherited by the children and threads
