@@ -115,13 +115,18 @@ def _key(bench: str, params: dict[str, Any]) -> tuple[str, str]:
 
 def merge_counters(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The counters of several repetitions of one instance as one record:
-    totals and operations summed, values per operation recomputed (a ratio
-    such as ipc: weighted by operations). The first record's other keys."""
+    totals, counts before the windows' cost (`counted`), operations and
+    windows summed, values per operation recomputed (a ratio such as ipc:
+    weighted by operations), a window's cost the mean over all windows. The
+    first record's other keys."""
     if len(records) == 1:
         return records[0]
     ops = [r.get("ops") if isinstance(r.get("ops"), int) else 0 for r in records]
+    windows = [r.get("windows") if isinstance(r.get("windows"), int) else 0 for r in records]
     merged = dict(records[0])
     merged["ops"] = sum(ops)
+    if all(isinstance(r.get("windows"), int) for r in records):
+        merged["windows"] = sum(windows)
     out = []
     for c in records[0].get("counters", []) if isinstance(records[0].get("counters"), list) else []:
         if not isinstance(c, dict):
@@ -137,6 +142,12 @@ def merge_counters(records: list[dict[str, Any]]) -> dict[str, Any]:
                 c["value"] = c["total"] / merged["ops"]
             elif all(isinstance(v, (int, float)) for v in values):
                 c["value"] = sum(v * o for v, o in zip(values, ops)) / merged["ops"]
+            counted = [d.get("counted") for d in same]  # type: ignore[union-attr]
+            if all(isinstance(x, (int, float)) for x in counted):
+                c["counted"] = sum(counted)  # before the windows' cost was taken off
+            costs = [d.get("window_cost") for d in same]  # type: ignore[union-attr]
+            if all(isinstance(x, (int, float)) for x in costs) and sum(windows) > 0:
+                c["window_cost"] = sum(x * w for x, w in zip(costs, windows)) / sum(windows)  # per window
             running = [d.get("running") for d in same]  # type: ignore[union-attr]
             if all(isinstance(x, (int, float)) for x in running):
                 c["running"] = min(running)

@@ -137,3 +137,18 @@ def test_a_missing_profile_is_said_once_per_reason(store_at: StoreAt) -> None:
         assert all(p.status == "unsupported" for p in store.profiles(recorder.run_id))
     finally:
         store.close()
+
+
+def test_counters_of_repetitions_sum_counts_and_windows() -> None:
+    from osmeter.recorder import merge_counters
+
+    def rec(ops: int, windows: int, total: float, counted: float, cost: float) -> dict[str, Any]:
+        return {"ops": ops, "windows": windows, "counters": [
+            {"name": "task-clock", "status": "ok", "unit": "ns", "value": total / ops, "total": total,
+             "counted": counted, "window_cost": cost, "running": 1, "reason": None}]}
+
+    m = merge_counters([rec(100, 10, 1000.0, 1100.0, 10.0), rec(300, 30, 2000.0, 2600.0, 20.0)])
+    (c,) = m["counters"]
+    assert (m["ops"], m["windows"]) == (400, 40)
+    assert c["total"] == 3000.0 and c["value"] == pytest.approx(7.5) and c["counted"] == 3700.0
+    assert c["window_cost"] == pytest.approx((10 * 10 + 20 * 30) / 40)  # per window, over all of them
