@@ -192,3 +192,20 @@ def test_catalogue_sweeps(probe):
         assert "lebench" in cat[name]["suites"]
         assert [s["size"] for s in cat[name]["sweep"]] == [4096, 40960, 4096000, 40960000]
     assert {s.get("op") for s in cat["mem.bandwidth"]["sweep"]} == {"read", "write", "copy", "memcpy"}
+
+
+def test_fault_anon_thp2_follows_the_systems_setting(probe):
+    """thp=2 advises nothing: huge pages exactly where the system's setting is `always`."""
+    path = "/sys/kernel/mm/transparent_hugepage/enabled"
+    if not os.path.exists(path):
+        pytest.skip("this kernel has no transparent huge pages")
+    text = open(path).read()
+    mode = text[text.index("[") + 1:text.index("]")]
+    r = run_probe(probe, "run", "mem.fault_anon", "--param", "thp=2", "--param", "size=4194304", *TINY)
+    assert r.rc == 0, r.stderr
+    res = r.result("mem.fault_anon", size=4194304, thp=2)
+    assert res["unit"] == "ns" and res["median"] > 0
+    if mode == "always":
+        assert res["extra"]["huge_fraction"] > 0.5 and res["extra"]["minflt_per_page"] < 0.1
+    else:  # madvise or never: nothing asked, so base pages, one fault per 4 KiB page
+        assert res["extra"]["huge_fraction"] == 0 and res["extra"]["minflt_per_page"] == 1

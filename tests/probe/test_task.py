@@ -174,6 +174,6 @@ def test_no_worker_survives_the_probe(probe, sig):
 
 
 def test_bad_parameters_are_rejected(probe):
-    for bad in ("touched_mib=-1", "thp=2", "migrate=yes", "concurrency=100000"):
+    for bad in ("touched_mib=-1", "thp=3", "migrate=yes", "concurrency=100000"):
         r = run_probe(probe, "run", "task.fork", "--param", bad)
         assert r.rc == 2 and r.stdout == "", bad

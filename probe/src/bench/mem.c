@@ -178,8 +178,9 @@ static const struct osm_param bw_params[] = {
 static const struct osm_param fault_anon_params[] = {
 	{.name = "size", .type = OSM_P_SIZE, .def = 16 << 20, .min = 4096, .max = TIB,
 	 .help = "region mapped fresh for each sample and touched once per 4 KiB page"},
-	{.name = "thp", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1,
-	 .help = "1: MADV_HUGEPAGE (one fault per 2 MiB); 0: MADV_NOHUGEPAGE (one fault per 4 KiB page)"},
+	{.name = "thp", .type = OSM_P_INT, .def = 0, .min = 0, .max = 2,
+	 .help = "1: MADV_HUGEPAGE (one fault per 2 MiB); 0: MADV_NOHUGEPAGE (one fault per 4 KiB page); "
+		 "2: no madvise, the system's THP setting decides"},
 	{0},
 };
 

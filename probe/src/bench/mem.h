@@ -52,10 +52,14 @@ struct osm_region {
 	size_t len;    /* usable length (>= the request) */
 };
 
+/* The `thp` parameter's values (mem.fault_anon, task.fork*). */
+enum { OSM_THP_OFF = 0, OSM_THP_ON = 1, OSM_THP_SYSTEM = 2 };
 /* Maps `len` bytes of private anonymous memory. thp = 1: 2 MiB-aligned,
  * rounded up to 2 MiB and madvise(MADV_HUGEPAGE); thp = 0:
  * madvise(MADV_NOHUGEPAGE), so the region is backed by base pages whatever
- * the system THP mode. Nothing is touched. Returns 0, or -1 with errno. */
+ * the system THP mode; thp = 2: aligned and rounded as 1 but no madvise, so
+ * the system's THP setting decides (`always` gives huge pages, `madvise`
+ * and `never` base pages). Nothing is touched. Returns 0, or -1 with errno. */
 int osm_region_map(struct osm_region *r, size_t len, int thp);
 void osm_region_unmap(struct osm_region *r);
 /* Fraction of [p, p+len) backed by transparent huge pages, from

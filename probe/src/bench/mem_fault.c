@@ -187,7 +187,7 @@ int osm_mem_fault_anon_setup(struct osm_ctx *ctx)
 	if (st != OSM_OK)
 		return st;
 	s->thp = (int)osm_param_int(ctx, "thp");
-	if (s->thp && osm_thp_check(ctx, NULL, 0) != OSM_OK) {
+	if (s->thp == OSM_THP_ON && osm_thp_check(ctx, NULL, 0) != OSM_OK) {
 		free_state(s);
 		return OSM_SKIP;
 	}
@@ -213,10 +213,11 @@ int osm_mem_fault_anon_run(struct osm_ctx *ctx, uint64_t batch)
 			return osm_fail_errno(ctx, "mmap");
 		double t = touch_pages(ctx, s, r.p, s->size, 1);
 		if (s->thp && s->pages == s->size / PAGE) {
-			/* First region: did the huge pages come? */
+			/* First region: did the huge pages come? (thp=2: as the
+			 * system's setting gave them, whatever that is) */
 			double f = osm_region_huge_fraction(&r);
 			osm_add_extra(ctx, "huge_fraction", f < 0 ? NAN : f); /* null: smaps unreadable */
-			if (osm_thp_granted(ctx, f) != OSM_OK) {
+			if (s->thp == OSM_THP_ON && osm_thp_granted(ctx, f) != OSM_OK) {
 				osm_region_unmap(&r);
 				return OSM_SKIP;
 			}

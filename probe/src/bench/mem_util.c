@@ -205,6 +205,8 @@ int osm_region_map(struct osm_region *r, size_t len, int thp)
 		p = (p + OSM_MEM_HUGE_BYTES - 1) & ~(uintptr_t)(OSM_MEM_HUGE_BYTES - 1);
 	r->p = (char *)p;
 	r->len = want;
+	if (thp == OSM_THP_SYSTEM)
+		return 0; /* no advice: the system's setting decides */
 #ifdef MADV_HUGEPAGE
 	if (madvise(r->p, r->len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && thp) {
 		int e = errno;

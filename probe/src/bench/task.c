@@ -86,8 +86,9 @@ static const char *const placements[] = {"same_cpu", "cross_cpu", NULL};
 static const struct osm_param fork_params[] = {
 	{.name = "touched_mib", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1048576,
 	 .help = "MiB the parent maps and writes before forking (the fork study's axis)"},
-	{.name = "thp", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1,
-	 .help = "1: madvise(MADV_HUGEPAGE) the touched memory; 0: MADV_NOHUGEPAGE"},
+	{.name = "thp", .type = OSM_P_INT, .def = 0, .min = 0, .max = 2,
+	 .help = "1: madvise(MADV_HUGEPAGE) the touched memory; 0: MADV_NOHUGEPAGE; 2: no madvise, the system's "
+		 "THP setting decides"},
 	{.name = "vmas", .type = OSM_P_INT, .def = 0, .min = 0, .max = 1000000,
 	 .help = "separate untouched 4 KiB MAP_SHARED mappings in the parent (LEBench big fork 6000, huge 12000)"},
 	{.name = "concurrency", .type = OSM_P_INT, .def = 1, .min = 0, .max = MAX_PROCS,

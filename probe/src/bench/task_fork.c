@@ -105,8 +105,8 @@ static int mem_setup(struct parent_mem *m, int64_t touched_mib, int thp, int64_t
 		m->map = p;
 		char *start = (char *)(((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1));
 		/* Explicit either way: on a THP=always kernel the default would
-		 * silently be huge pages. */
-		if (madvise(start, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && thp) {
+		 * silently be huge pages; thp=2 asks for that default. */
+		if (thp != OSM_THP_SYSTEM && madvise(start, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && thp) {
 			*what = "madvise(MADV_HUGEPAGE)";
 			return -1;
 		}
@@ -355,7 +355,7 @@ static int fork_resolve_cpus(struct osm_ctx *ctx, struct fork_state *s, int64_t 
 /* thp=1 needs transparent huge pages; drop_caches needs root and the knob. */
 static int fork_check_knobs(struct osm_ctx *ctx, struct fork_state *s)
 {
-	if (s->thp && s->touched_mib > 0 && osm_thp_check(ctx, NULL, 0) != OSM_OK)
+	if (s->thp == OSM_THP_ON && s->touched_mib > 0 && osm_thp_check(ctx, NULL, 0) != OSM_OK)
 		return OSM_SKIP;
 	if (s->drop_caches) {
 		if (geteuid() != 0)
