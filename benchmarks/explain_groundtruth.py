@@ -43,8 +43,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 CASES = {
-    "seccomp": ["syscall.null", "syscall.getuid", "file.read", "--param", "size=4096"],
-    "thp": ["task.fork", "--param", "touched_mib=64", "mem.fault_anon", "--param", "thp=0,2"],
+    "seccomp": ["syscall.null", "syscall.getuid", "file.read", "--param", "size=4096"],  # names first: argparse
+    "thp": ["task.fork", "mem.fault_anon", "--param", "touched_mib=64", "--param", "thp=0,1,2"],
     "audit": ["syscall.null", "syscall.getuid", "file.read", "--param", "size=4096"],
 }
 AUDIT_RULES = (["-a", "always,exit", "-F", "arch=b64", "-S", "openat", "-k", "osmeter-gt1"],

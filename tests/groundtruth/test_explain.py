@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,13 +28,22 @@ import pytest
 
 from probe_helpers import optional_tool_missing
 
-from ..conftest import osmeter_command, subprocess_env
 import seccomp_wrap
 
 pytestmark = pytest.mark.slow
 FILTERS = 32
 BUDGET = ["--profile", "--min-time", "0.2", "--max-time", "1"]
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def osmeter_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "osmeter", *args]
+
+
+def subprocess_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC) + (os.pathsep + os.environ["PYTHONPATH"]
+                                                    if os.environ.get("PYTHONPATH") else "")}
 
 
 def osmeter(*args: str, wrap: int = 0) -> str:
@@ -54,7 +64,7 @@ def seccomp_related(name: str) -> bool:
     return "seccomp" in name or name.startswith("bpf_prog_") or name == "[kernel outside text]"
 
 
-def test_seccomp_filters_are_named_with_the_functions_they_cost(real_probe: str, store_path: Path) -> None:
+def test_seccomp_filters_are_named_with_the_functions_they_cost(probe: str, store_path: Path) -> None:
     why = seccomp_wrap.unavailable()
     if why:
         optional_tool_missing(why)
@@ -88,9 +98,9 @@ def thp_mode() -> Iterator[Any]:
         assert f"[{before}]" in THP.read_text()
 
 
-def test_thp_setting_is_named_and_the_pinned_instances_say_so(real_probe: str, store_path: Path,
+def test_thp_setting_is_named_and_the_pinned_instances_say_so(probe: str, store_path: Path,
                                                               thp_mode: Any) -> None:
-    names = ["task.fork", "--param", "touched_mib=64", "mem.fault_anon", "--param", "thp=0,1,2"]
+    names = ["task.fork", "mem.fault_anon", "--param", "touched_mib=64", "--param", "thp=0,1,2"]
     thp_mode("never")
     osmeter("run", *names, *BUDGET, "--label", "never")
     thp_mode("always")
