@@ -73,16 +73,35 @@ def explain(store: Path, a: str, b: str) -> dict[str, Any]:
     return json.loads(doc)["explain"]
 
 
+def num(v: float) -> str:
+    """4 significant digits, never an exponent (osmeter's own formatting)."""
+    from osmeter.fmt import fmt_num
+
+    return fmt_num(v, 4)
+
+
+def ns(v: float) -> str:
+    from osmeter.fmt import fmt_quantity
+
+    return fmt_quantity(v, "ns", 3)
+
+
+def value(c: dict[str, Any]) -> str:
+    """A counter's two values per op: time scaled, counts to 4 digits."""
+    show = ns if c["unit"] == "ns" else num
+    return f"{show(c['baseline'])} → {show(c['run'])}"
+
+
 def table(doc: dict[str, Any]) -> None:
     """A Markdown row per significant change: top 3 functions and the counters, in ns per op."""
     print("| change | top 3 functions (self ns per op, A → B) | counters per op (A → B) |")
     print("| --- | --- | --- |")
     for e in doc["explanations"]:
-        fns = "; ".join(f"{f['function'].removesuffix('_[k]')} {f['self_ns'][0]:.3g} → {f['self_ns'][1]:.3g} ns"
-                        f" ({f['self_delta_ns']:+.3g})" for f in e["functions"][:3]) or e["profile_missing"]
-        cnt = "; ".join(f"{c['name']} {c['baseline']:.4g} → {c['run']:.4g}"
-                        + (" (sig.)" if c["significant"] else "") for c in e["counters"]
-                        if c["baseline"] != c["run"]) or "-"
+        fns = "; ".join(f"{f['function'].removesuffix('_[k]')} {ns(f['self_ns'][0])} → {ns(f['self_ns'][1])}"
+                        f" ({'+' if f['self_delta_ns'] >= 0 else '-'}{ns(abs(f['self_delta_ns']))})"
+                        for f in e["functions"][:3]) or e["profile_missing"]
+        cnt = "; ".join(f"{c['name']} {value(c)} " + (" (sig.)" if c["significant"] else "")
+                        for c in e["counters"] if c["significant"] or c["name"] == "task-clock") or "-"
         print(f"| {e['summary'].split(':')[0]} | {fns} | {cnt} |")
 
 

@@ -41,6 +41,7 @@ from .records import canonical_params, describe_instance
 
 TOP_FUNCTIONS = 5
 Z_SIGNIFICANT = 1.96  # a counter's change: two-sided 95 %
+MIN_EVENTS = 10  # fewer events on both sides: too few for the Poisson approximation to say anything
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Explanation:
 
     @property
     def name(self) -> str:
-        return describe_instance(self.comparison.bench, self.comparison.params)
+        return instance_name(self.comparison.bench, self.comparison.params)
 
 
 @dataclass
@@ -96,7 +97,9 @@ class ExplainReport:
     pinned: list[str] = field(default_factory=list)  # unchanged instances whose parameters pin a differing fact
 
 
-def _counter_changes(a: BenchResult, b: BenchResult) -> list[CounterChange]:
+def _counter_changes(a: BenchResult, b: BenchResult, threshold: float) -> list[CounterChange]:
+    """Each counter counted in both, per operation; a count's change is significant when its Poisson z
+    passes 1.96, it moved by more than the noise threshold and one side counted MIN_EVENTS or more."""
     ra, rb = a.counters or {}, b.counters or {}
     ops_a, ops_b = ra.get("ops"), rb.get("ops")
     vb = {c.name: c for c in counter_values(rb) if c.ok}
@@ -110,9 +113,16 @@ def _counter_changes(a: BenchResult, b: BenchResult) -> list[CounterChange]:
                 and isinstance(ops_b, int) and ops_a > 0 and ops_b > 0):
             var = ca.total / ops_a**2 + cb.total / ops_b**2
             z = (cb.value - ca.value) / math.sqrt(var) if var > 0 else (0.0 if cb.value == ca.value else math.inf)
+        big = z is not None and max(ca.total or 0, cb.total or 0) >= MIN_EVENTS
+        moved = ca.value == 0 and cb.value != 0 or ca.value != 0 and abs(cb.value / ca.value - 1) > threshold
         out.append(CounterChange(ca.name, ca.unit, ca.value, cb.value, z,
-                                 None if z is None else abs(z) > Z_SIGNIFICANT))
+                                 None if z is None else bool(abs(z) > Z_SIGNIFICANT and big and moved)))
     return out
+
+
+def instance_name(bench: str, params: Mapping[str, Any]) -> str:
+    """The instance as a reader names it: its parameters without the empty ones (dir="")."""
+    return describe_instance(bench, {k: v for k, v in params.items() if v not in ("", None)})
 
 
 def capture_command(c: cmp.Comparison, what: str) -> str:
@@ -164,14 +174,14 @@ def _causes(c: cmp.Comparison, differences: Sequence[Difference]) -> tuple[list[
 
 
 def explain_one(c: cmp.Comparison, a: BenchResult, b: BenchResult, pa: Any, pb: Any,
-                differences: Sequence[Difference]) -> Explanation:
+                differences: Sequence[Difference], threshold: float = cmp.DEFAULT_THRESHOLD) -> Explanation:
     delta = delta_ci = None
     if c.unit == "ns":
         delta = c.median - c.baseline_median
         delta_ci = (c.baseline_median * (c.ci_low - 1), c.baseline_median * (c.ci_high - 1))
     e = Explanation(c, delta, delta_ci)
     if a.counters and b.counters:
-        e.counters = _counter_changes(a, b)
+        e.counters = _counter_changes(a, b, threshold)
     if not e.counters:
         side = "either run" if not (a.counters or b.counters) else f"run {c.baseline_id if not a.counters else c.run_id}"
         e.counters_missing = f"no counters in {side}: count them with `{capture_command(c, '--counters sw')}`"
@@ -193,7 +203,7 @@ def _skips(base: Mapping[Key, BenchResult], other: Mapping[Key, BenchResult], ba
             continue
         sides = [f"skipped in run {rid}: {r.reason}" for rid, r in ((base_id, a), (run_id, b)) if r.status == "skip"]
         shown = ", ".join(f"{d.key} {d.values[0]} → {d.values[1]}" for d in facts[:2])
-        out.append(f"{describe_instance(a.bench, a.params)}: {'; '.join(sides)} (differs: {shown})")
+        out.append(f"{instance_name(a.bench, a.params)}: {'; '.join(sides)} (differs: {shown})")
     return out
 
 
@@ -213,9 +223,9 @@ def explain(store: Any, outcome: Outcome, threshold: float) -> ExplainReport:
         n = seen[name] = seen.get(name, -1) + 1
         a, b = base.get((*name, n)), other.get((*name, n))
         if c.significant and a is not None and b is not None:
-            explanations.append(explain_one(c, a, b, prof_a.get(a.seq), prof_b.get(b.seq), differences))
+            explanations.append(explain_one(c, a, b, prof_a.get(a.seq), prof_b.get(b.seq), differences, threshold))
         elif not c.significant:
-            pinned.extend(f"{describe_instance(c.bench, c.params)}: no significant change ({c.change * 100:+.1f} %); "
+            pinned.extend(f"{instance_name(c.bench, c.params)}: no significant change ({c.change * 100:+.1f} %); "
                           f"{text}" for text in _causes(c, differences)[1])
     explanations.sort(key=lambda e: -abs(math.log(e.comparison.ratio)) if e.comparison.ratio > 0 else 0)
     return ExplainReport(base_run, run, explanations, differences,

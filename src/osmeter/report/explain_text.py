@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import compare as cmp
 from ..explain import Explanation, ExplainReport, summary_line
-from ..fmt import fmt_quantity, fold, render_table
+from ..fmt import fmt_num, fmt_quantity, fold, render_table
 from ..hotspots.folded import display_name
 from ..records import describe_instance
 from .escaping import esc
@@ -31,7 +31,7 @@ def _share(x: float) -> str:
 
 
 def _counter_value(v: float, unit: str) -> str:
-    return fmt_quantity(v, "ns") if unit == "ns" else f"{v:.4g}" if unit == "ratio" else f"{v:,.4g}"
+    return fmt_quantity(v, "ns") if unit == "ns" else fmt_num(v, 4)
 
 
 def counters_table(e: Explanation) -> Table:
