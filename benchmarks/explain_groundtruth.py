@@ -100,7 +100,7 @@ def table(doc: dict[str, Any]) -> None:
         fns = "; ".join(f"{f['function'].removesuffix('_[k]')} {ns(f['self_ns'][0])} → {ns(f['self_ns'][1])}"
                         f" ({'+' if f['self_delta_ns'] >= 0 else '-'}{ns(abs(f['self_delta_ns']))})"
                         for f in e["functions"][:3]) or e["profile_missing"]
-        cnt = "; ".join(f"{c['name']} {value(c)} " + (" (sig.)" if c["significant"] else "")
+        cnt = "; ".join(f"{c['name']} {value(c)}" + (" (sig.)" if c["significant"] else "")
                         for c in e["counters"] if c["significant"] or c["name"] == "task-clock") or "-"
         print(f"| {e['summary'].split(':')[0]} | {fns} | {cnt} |")
 
