@@ -35,8 +35,8 @@ def profile_of(run) -> dict:
     return recs[0]
 
 
-def sampled(probe: str, *args: str) -> tuple[object, dict]:
-    run = run_probe(probe, "hotspots", *args, *TINY)
+def sampled(probe: str, *args: str, budget: tuple[str, ...] = tuple(TINY)) -> tuple[object, dict]:
+    run = run_probe(probe, "hotspots", *args, *budget)
     assert run.rc == 0, run.stderr
     prof = profile_of(run)
     if prof["status"] == "unsupported":
@@ -84,7 +84,10 @@ def test_stat_profile_is_the_path_lookup(probe):
 def test_only_the_timed_region_is_sampled(probe):
     """test.spin spins >= 0.3 s in set-up and >= 0.3 s in clean-up with the
     very code it times; only the timed batches may be in the profile."""
-    run, prof = sampled(probe, "test.spin", "--param", "ns=100000", "--frequency", "999")
+    # test.spin's set-up spins >= 0.3 s, which TINY's --max-time 0.3 counts: a budget of its own, so the
+    # sampling phase gets batches to sample (with TINY it often ended after one 100 us spin, no sample)
+    run, prof = sampled(probe, "test.spin", "--param", "ns=100000", "--frequency", "999",
+                        budget=("--min-time", "0.1", "--max-time", "1.5", "--min-samples", "5", "--quiet"))
     enabled = prof["window"]["enabled_s"]
     expected = enabled * 999
     assert 0.6 * expected <= prof["samples"] <= 1.2 * expected, (prof["samples"], enabled)

@@ -82,6 +82,81 @@ MACHINE_HELP: dict[str, str] = {
     "build_type": "CMake build type of the probe",
     "build_static": "Probe statically linked",
     "build_arch": "Architecture the probe was built for",
+    "cgroup_pids_limit": (
+        "Smallest cgroup task limit over this process's cgroup and its parents (pids.max, v1 or v2); null if "
+        "none"
+    ),
+    "cgroup_cpuset_cpus": (
+        "CPUs of this process's cpuset, as a cpu list (cpuset.effective_cpus on cgroup v1, "
+        "cpuset.cpus.effective on v2; the nearest cgroup that has it)"
+    ),
+    "thp_shmem_enabled": (
+        "Transparent huge pages for shared memory and tmpfs "
+        "(/sys/kernel/mm/transparent_hugepage/shmem_enabled)"
+    ),
+    "ksm_run": "Kernel samepage merging: 0 stopped, 1 running, 2 unmerging (/sys/kernel/mm/ksm/run)",
+    "numa_balancing": (
+        "Automatic NUMA balancing: 0 off, 1 on, 2 memory tiering, 3 both (/proc/sys/kernel/numa_balancing)"
+    ),
+    "zswap_enabled": "Compressed swap cache on (/sys/module/zswap/parameters/enabled)",
+    "audit_enabled": (
+        "Kernel audit: 0 off, 1 on, 2 on and locked (AUDIT_GET over the audit netlink socket: root, "
+        "CAP_AUDIT_CONTROL; 0 when the kernel has no audit socket, CONFIG_AUDIT off or audit=0). Trap: once "
+        "audit was on in this boot, every task keeps an audit context and every system call pays for it, even"
+        " after auditctl -e 0, until reboot (audit_ever_enabled); the probe never changes audit"
+    ),
+    "audit_rules": (
+        "Audit rules loaded (AUDIT_LIST_RULES over the audit netlink socket, its replies counted: root, "
+        "CAP_AUDIT_CONTROL; 0 without an audit socket). Rules slow the system calls they watch; and once "
+        "audit was on in this boot, every task keeps an audit context and every system call pays for it even "
+        "after auditctl -e 0"
+    ),
+    "audit_ever_enabled": (
+        "Audit was on at some time in this boot: then every task keeps an audit context and every system call"
+        " pays for it, even after auditctl -e 0, until reboot. From audit= on the command line "
+        "(/proc/cmdline), else AUDIT_GET (on now = true; no audit socket = false), else the kernel log "
+        "(/dev/kmsg, root): a record only an enabled audit writes (type=1305, type=1300, audit_enabled=1) = "
+        "true; false only when the log still holds audit's start (state=initialized), no audit daemon takes "
+        "the records and none was lost; else null (null_reasons says why)"
+    ),
+    "audit_ever_enabled_source": (
+        "Where audit_ever_enabled was learnt: cmdline (audit= in /proc/cmdline), audit_status (AUDIT_GET) or "
+        "kmsg (/dev/kmsg)"
+    ),
+    "seccomp_mode": (
+        "The probe's own seccomp mode: 0 none, 1 strict, 2 filter (Seccomp in /proc/self/status); a probe "
+        "started under filters runs them on every system call"
+    ),
+    "seccomp_filters": (
+        "seccomp filters on the probe itself (Seccomp_filters in /proc/self/status, 5.9+): each runs on every"
+        " system call it makes"
+    ),
+    "lockdown": (
+        "Kernel lockdown: none, integrity or confidentiality (/sys/kernel/security/lockdown, the bracketed "
+        "value; none when the lockdown LSM is not active); null when securityfs is not mounted (the probe "
+        "does not mount it)"
+    ),
+    "lsms": (
+        "Active Linux security modules, in order (/sys/kernel/security/lsm); null when securityfs is not "
+        "mounted"
+    ),
+    "bpf_programs": (
+        "Loaded BPF programs (bpf(BPF_PROG_GET_NEXT_ID) over every id: root, CAP_SYS_ADMIN); seccomp filters "
+        "are not among them"
+    ),
+    "bpf_program_types": (
+        "Loaded BPF programs by type (bpf(BPF_PROG_GET_FD_BY_ID), bpf(BPF_OBJ_GET_INFO_BY_FD): root)"
+    ),
+    "tracing": (
+        "Active tracing, from tracefs where /proc/self/mounts lists it (the probe does not mount it): path, "
+        "current_tracer, tracing_on, kprobe_events and uprobe_events (lines of those files), enabled_events "
+        "(lines of set_event), ftrace_functions (functions with an ftrace hook: lines of enabled_functions), "
+        "instances; a member is null where its file is absent or unreadable"
+    ),
+    "null_reasons": (
+        "Why a field above is null, where the probe knows (field: reason): not mounted, not permitted, absent"
+        " from this kernel, no limit set; must stay the last field"
+    ),
 }
 
 
