@@ -55,6 +55,7 @@ def test_hardware_counters_are_counted_or_reported_unsupported(probe):
     assert 10 < c["task-clock"]["value"] < 100_000
 
 
+@pytest.mark.slow  # forks of up to 256 MiB parents, about 3.5 s; CI runs it
 def test_fork_counters_are_sane_and_grow_with_parent_memory(probe):
     r = run_probe(probe, "run", "task.fork_exit", "task.fork", "--param", "touched_mib=1,256", "--counters", "sw",
                   "--min-time", "0.01", "--max-time", "1", "--min-samples", "5", "--quiet")

@@ -108,6 +108,7 @@ def kernel_counting(rec: dict) -> bool:
     return bool(rec["kernel"])
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_cpu_counters_are_per_operation(probe):
     runs = run_counted(probe, "cpu.call", "cpu.loop_overhead", "cpu.timer_overhead", "--param", "args=0",
                        "--param", "source=probe")
@@ -151,6 +152,7 @@ def test_mem_counters_are_per_page_and_per_call(probe):
         assert per_op(c, "page-faults") == pytest.approx(faults, abs=0.05)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_task_counters_are_per_create(probe):
     runs = run_counted(probe, "task.thread_create", "task.thread_child", "task.fork_exit", "task.fork_child")
     for bench in ("task.thread_create", "task.thread_child"):
@@ -168,6 +170,7 @@ def test_task_counters_are_per_create(probe):
     assert rec["ops"] == res["n"] and "wait" in rec["note"]  # a window wider than the clock, said so
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_ctxsw_counters_are_per_switch_or_round_trip(probe):
     runs = run_counted(probe, "ctxsw.futex", "ctxsw.pipe_rtt", "ctxsw.pipe", "--param", "mode=thread")
     futex, rec, c = one(runs, "ctxsw.futex")
@@ -186,6 +189,7 @@ def test_ctxsw_counters_are_per_switch_or_round_trip(probe):
     assert per_op(c_rtt, "context-switches") == pytest.approx(1.0, abs=0.3)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_file_counters_are_per_call(probe):
     runs = run_counted(probe, "file.read", "file.stat", "--param", "size=4096,4000K", "--param", "files=100")
     small, rec, c = one(runs, "file.read", size=4096)
@@ -225,6 +229,7 @@ def test_net_counters_are_per_round_trip(probe):
         assert per_op(c, "page-faults") < 0.01
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_poll_counters_are_per_call(probe):
     runs = run_counted(probe, "poll.poll", "poll.epoll", "--param", "make=once,per_call", "--param", "nfds=10")
     for bench in ("poll.poll", "poll.epoll"):
@@ -254,6 +259,7 @@ def test_minor_faults_never_exceed_page_faults_with_huge_pages(probe):
     assert runs
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_a_counter_without_a_figure_has_no_window_cost_either(probe):
     r = run_probe(probe, "run", "syscall.null", "--counters", "cycles,task-clock", *BUDGET)
     assert r.rc == 0, r.stderr

@@ -26,6 +26,7 @@ import pytest
 
 import seccomp_wrap
 
+pytestmark = pytest.mark.slow  # a 3-12 s profile under 8 filters; CI runs it
 FILTERS = 8
 # --max-time well above --min-time: under load calibration alone took 0.8 s (a profile of one batch).
 TINY = ("--min-time", "0.3", "--max-time", "4", "--quiet")
