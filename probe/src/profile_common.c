@@ -4,6 +4,9 @@
  * (profile_int.h). It calls nothing of theirs. */
 #include "profile_int.h"
 
+#include "knob.h"
+#include "symbols.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +115,33 @@ uint64_t osm_prof_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- frames outside the kernel's text ----------------------------------- */
+
+/* This process's seccomp filters (Seccomp_filters, Linux 5.9+), or -1. */
+static int seccomp_filters(void)
+{
+	char st[8192];
+	if (osm_knob_read_text("/proc/self/status", st, sizeof(st)) < 0)
+		return -1;
+	const char *f = strstr(st, "\nSeccomp_filters:");
+	return f ? atoi(f + 17) : -1;
+}
+
+/* Says what the kernel frames no symbol holds are likely to be. */
+void osm_prof_note_outside(struct osm_profile *p, uint64_t outside_text)
+{
+	if (!outside_text)
+		return;
+	int filters = seccomp_filters();
+	char why[160] = "";
+	if (filters > 0)
+		snprintf(why, sizeof(why), ": this process runs %d seccomp filter%s (classic BPF, never in kallsyms)",
+			 filters, filters == 1 ? "" : "s");
+	else if (osm_knob_read_int("/proc/sys/net/core/bpf_jit_kallsyms", 1) == 0)
+		snprintf(why, sizeof(why), ": net.core.bpf_jit_kallsyms is 0, so BPF programs are not listed");
+	osm_prof_note(p, "%llu samples hold a kernel frame outside the kernel's text, modules and listed BPF "
+		      "programs (" OSM_KSYM_OUTSIDE "): code compiled at run time%s",
+		      (unsigned long long)outside_text, why);
 }

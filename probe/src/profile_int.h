@@ -70,6 +70,9 @@ void osm_prof_unsupported(struct osm_profile *p, const char *fmt, ...) __attribu
 /* A frame name made safe for the folded format (';' and newlines become ':'
  * and ' '), with "_[k]" appended for kernel frames, appended to buf at *off. */
 void osm_prof_frame(char *buf, size_t len, size_t *off, const char *name, int kernel);
+/* A note on the samples with a kernel frame no symbol holds (symbols.h's
+ * OSM_KSYM_OUTSIDE), naming what they likely are: nothing when there are none. */
+void osm_prof_note_outside(struct osm_profile *p, uint64_t outside_text);
 
 /* ---- profile_perf.c ---- */
 

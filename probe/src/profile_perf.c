@@ -140,9 +140,15 @@ struct perf_state {
 	size_t n_words, cap_words;
 	struct chain *tab;
 	size_t tab_cap, tab_n;
-	struct osm_ksyms *ks;
+	struct osm_ksyms *ks; /* the process's cached table (ks_cached): never freed with the profile */
 	uint64_t outside_text; /* samples with a kernel frame no symbol holds */
 };
+
+/* kallsyms read once per process (0.15 s a time; run --profile opens 600
+ * profiles), again when a profile has a frame outside it (a module or BPF
+ * program loaded since). */
+static struct osm_ksyms *ks_cached;
+static char ks_cached_why[256];
 
 static int paranoid(void)
 {
@@ -200,7 +206,7 @@ static const char *why(int err)
  * addresses only at kptr_restrict 2: then it is lowered to 1 (root sees
  * addresses) for the moment of reading, journalled (cleanup_trace.h), and
  * put back at once. */
-static struct osm_ksyms *load_ksyms(char *why, size_t len)
+static struct osm_ksyms *read_ksyms(char *why, size_t len)
 {
 	struct osm_ksyms *k = osm_ksyms_load(why, len);
 	int kptr = osm_knob_read_int(OSM_KNOB_KPTR, -1);
@@ -220,6 +226,18 @@ static struct osm_ksyms *load_ksyms(char *why, size_t len)
 	return k;
 }
 
+/* The cached table (read now if there is none, or if `fresh`). */
+static struct osm_ksyms *load_ksyms(char *why, size_t len, int fresh)
+{
+	if (fresh || (!ks_cached && !ks_cached_why[0])) {
+		osm_ksyms_free(ks_cached);
+		snprintf(ks_cached_why, sizeof(ks_cached_why), "%s", "unreadable");
+		ks_cached = read_ksyms(ks_cached_why, sizeof(ks_cached_why));
+	}
+	snprintf(why, len, "%s", ks_cached ? "" : ks_cached_why);
+	return ks_cached;
+}
+
 static void perf_open(struct osm_profile *p)
 {
 	struct perf_state *s = calloc(1, sizeof(*s));
@@ -229,7 +247,7 @@ static void perf_open(struct osm_profile *p)
 	}
 	p->impl = s;
 	s->fd = -1;
-	s->ks = load_ksyms(p->sym_reason, sizeof(p->sym_reason));
+	s->ks = load_ksyms(p->sym_reason, sizeof(p->sym_reason), 0);
 	snprintf(p->sym_kernel, sizeof(p->sym_kernel), "%s",
 		 s->ks ? "kallsyms" : strstr(p->sym_reason, "hides") ? "hidden" : "unavailable");
 	/* The event: cycles when asked or (auto) when the PMU has it. */
@@ -492,33 +510,6 @@ static void fold(struct osm_profile *p, struct perf_state *s, struct osm_usyms *
 		p->lost += count;
 }
 
-/* This process's seccomp filters (Seccomp_filters, Linux 5.9+), or -1. */
-static int seccomp_filters(void)
-{
-	char st[8192];
-	if (osm_knob_read_text("/proc/self/status", st, sizeof(st)) < 0)
-		return -1;
-	const char *f = strstr(st, "\nSeccomp_filters:");
-	return f ? atoi(f + 17) : -1;
-}
-
-/* Says what the kernel frames no symbol holds are likely to be. */
-static void note_outside(struct osm_profile *p, const struct perf_state *s)
-{
-	if (!s->outside_text)
-		return;
-	int filters = seccomp_filters();
-	char why[160] = "";
-	if (filters > 0)
-		snprintf(why, sizeof(why), ": this process runs %d seccomp filter%s (classic BPF, never in kallsyms)",
-			 filters, filters == 1 ? "" : "s");
-	else if (osm_knob_read_int("/proc/sys/net/core/bpf_jit_kallsyms", 1) == 0)
-		snprintf(why, sizeof(why), ": net.core.bpf_jit_kallsyms is 0, so BPF programs are not listed");
-	osm_prof_note(p, "%llu samples hold a kernel frame outside the kernel's text, modules and listed BPF "
-		      "programs (" OSM_KSYM_OUTSIDE "): code compiled at run time%s",
-		      (unsigned long long)s->outside_text, why);
-}
-
 static void perf_finish(struct osm_profile *p)
 {
 	struct perf_state *s = p->impl;
@@ -531,13 +522,23 @@ static void perf_finish(struct osm_profile *p)
 		osm_prof_note(p, "%llu samples outside the timed batches (warm-up, calibration, the harness between "
 			      "batches) were left out", (unsigned long long)s->outside);
 	struct osm_usyms *us = osm_usyms_load();
-	for (size_t i = 0; i < s->tab_cap; i++) {
-		if (!s->tab[i].count)
-			continue;
-		fold(p, s, us, s->words + s->tab[i].off, s->tab[i].count);
+	uint64_t lost = p->lost; /* the ring buffer's; fold adds the stacks that did not fit */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < s->tab_cap; i++) {
+			if (!s->tab[i].count)
+				continue;
+			fold(p, s, us, s->words + s->tab[i].off, s->tab[i].count);
+		}
+		if (pass || !s->outside_text || !s->ks)
+			break;
+		osm_strmap_free(&p->stacks); /* read kallsyms again, name again */
+		memset(&p->stacks, 0, sizeof(p->stacks));
+		s->outside_text = 0;
+		p->lost = lost;
+		s->ks = load_ksyms(p->sym_reason, sizeof(p->sym_reason), 1);
 	}
 	osm_usyms_free(us);
-	note_outside(p, s);
+	osm_prof_note_outside(p, s->outside_text);
 }
 
 static void perf_free(struct osm_profile *p)
@@ -549,8 +550,7 @@ static void perf_free(struct osm_profile *p)
 		munmap(s->base, s->data_size + (size_t)sysconf(_SC_PAGESIZE));
 	if (s->fd >= 0)
 		close(s->fd);
-	osm_ksyms_free(s->ks);
-	free(s->words);
+	free(s->words); /* s->ks is the process's cache */
 	free(s->iv);
 	free(s->tab);
 	free(s);
