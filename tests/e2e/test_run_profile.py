@@ -21,8 +21,8 @@ def osmeter(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_profiled_run_stores_a_pooled_profile_and_counters_per_result(real_probe: str, store_path: Path,
                                                                         tmp_path: Path) -> None:
     osmeter("run", "syscall.null", "syscall.getuid", "--profile", "--counters", "task-clock,page-faults",
-            "--repeat", "2", "--min-time", "0.1", "--max-time", "0.5", "--label", "profiled")
-    store = open_store(str(store_path))
+            "--repeat", "2", "--min-time", "0.05", "--max-time", "0.2", "--label", "profiled")
+    store = open_store(str(store_path), create=False)
     try:
         run = store.run("profiled")
         results = store.results(run.id)
