@@ -41,6 +41,10 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("kernel", ("kernel_release", "kernel_version", "osmeter_version", "probe_version"), (ALL,),
          "another kernel (or osmeter) can change every cost"),
+    Rule("profiling", ("probe_command", "option.profile"), (ALL,),
+         "a profiled run's figures carry the sampling's cost: every context switch also switches the sampling "
+         "event and fork copies the profiler's memory (ctxsw.yield 2.2x, task.fork 3-4x on a KVM guest): "
+         "compare runs profiled the same way"),
     Rule("audit", ("audit_",), SYSCALL_FAMILIES,
          "with audit on (or ever on in this boot) every system call runs audit's entry and exit hooks "
          "(__audit_syscall_entry/exit, audit_filter_*), more with each rule"),

@@ -53,6 +53,8 @@ def describe_run(run: Any) -> dict[str, Any]:
     for key in ("cpu", "cpu_choice"):
         if key in run.meta:
             facts[key] = run.meta[key]
+    if "command" in run.meta:  # run, or hotspots: measured while sampled (run --profile)
+        facts["probe_command"] = run.meta["command"]
     facts.update(machine_facts(run.machine))
     return {k: v for k, v in facts.items() if k not in _IGNORED}
 

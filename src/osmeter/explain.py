@@ -183,8 +183,12 @@ def explain_one(c: cmp.Comparison, a: BenchResult, b: BenchResult, pa: Any, pb: 
     if a.counters and b.counters:
         e.counters = _counter_changes(a, b, threshold)
     if not e.counters:
-        side = "either run" if not (a.counters or b.counters) else f"run {c.baseline_id if not a.counters else c.run_id}"
-        e.counters_missing = f"no counters in {side}: count them with `{capture_command(c, '--counters sw')}`"
+        if a.counters and b.counters:
+            why = "no counter was counted in both runs"
+        else:
+            why = "no counters in " + ("either run" if not (a.counters or b.counters)
+                                       else f"run {c.baseline_id if not a.counters else c.run_id}")
+        e.counters_missing = f"{why}: count them with `{capture_command(c, '--counters sw')}`"
     _functions(e, a, b, pa, pb)
     e.causes, e.pinned = _causes(c, differences)
     return e

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from osmeter.model import RunInfo
-from osmeter.warnings import boost_warning, clocksource_warning, debug_build_warning
+from osmeter.warnings import boost_warning, clocksource_warning, debug_build_warning, profiled_warning
 
 
 def _run(build: dict) -> RunInfo:
@@ -32,3 +32,12 @@ def test_debug_build() -> None:
     assert debug_build_warning(_run({"build_type": "RelWithDebInfo", "flags": "-O2 -g"})) is None
     assert debug_build_warning(_run({"build_type": "Debug", "flags": "-g"})) is not None
     assert debug_build_warning(_run({"build_type": None, "flags": "-O0 -g"})) is not None
+
+
+def test_profiled() -> None:
+    def run(command: str) -> RunInfo:
+        return RunInfo(1, None, "t", None, "complete", None, "run", "0.1.0", "0.1.0", None, [], {}, {},
+                       {"command": command})
+    assert profiled_warning(run("run")) is None
+    w = profiled_warning(run("hotspots"))
+    assert w is not None and w.code == "profiled" and "ctxsw" in w.message and "profiled runs only" in w.advice
