@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from osmeter.store import open_store
 
 from ..conftest import osmeter_command, subprocess_env
@@ -18,6 +20,7 @@ def osmeter(*args: str) -> subprocess.CompletedProcess[str]:
     return p
 
 
+@pytest.mark.slow  # three probe processes, about 4 s; CI runs it (tests/unit/test_run_profile.py: the logic)
 def test_a_profiled_run_stores_a_pooled_profile_and_counters_per_result(real_probe: str, store_path: Path,
                                                                         tmp_path: Path) -> None:
     osmeter("run", "syscall.null", "syscall.getuid", "--profile", "--counters", "task-clock,page-faults",

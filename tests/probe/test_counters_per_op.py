@@ -119,6 +119,7 @@ def test_cpu_counters_are_per_operation(probe):
         assert_cpu_bound(res, c)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_syscall_counters_are_per_call(probe):
     runs = run_counted(probe, "syscall.null", "syscall.getuid", "syscall.open_close")
     for bench in ("syscall.null", "syscall.getuid", "syscall.open_close"):
@@ -207,6 +208,7 @@ def test_file_counters_are_per_call(probe):
     assert_cpu_bound(res, c)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_ipc_counters_are_per_round_trip(probe):
     runs = run_counted(probe, "ipc.pipe_lat", "ipc.unix_send", "--param", "mode=thread")
     res, rec, c = one(runs, "ipc.pipe_lat")
@@ -219,6 +221,7 @@ def test_ipc_counters_are_per_round_trip(probe):
     assert_cpu_bound(res, c)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 def test_net_counters_are_per_round_trip(probe):
     runs = run_counted(probe, "net.tcp_rtt", "net.udp_rtt", "--param", "placement=same_cpu")
     for bench in ("net.tcp_rtt", "net.udp_rtt"):
@@ -249,6 +252,7 @@ def test_rt_counters_are_per_cycle(probe):
         assert per_op(c, "context-switches") == pytest.approx(1.0, abs=0.1)
 
 
+@pytest.mark.slow  # about 1 s of measuring; CI runs it
 @pytest.mark.skipif(not Path("/sys/kernel/mm/transparent_hugepage/enabled").exists(), reason="no THP here")
 def test_minor_faults_never_exceed_page_faults_with_huge_pages(probe):
     """Issue 29 saw minor-faults 0.279 per op against page-faults 0.226 for
