@@ -30,8 +30,7 @@ class Rule:
     why: str
 
     def matches_key(self, key: str) -> bool:
-        return any(key == k or (k.endswith((".", "_")) and key.startswith(k)) or key.startswith(k + "s")
-                   or key.startswith(k + "_") for k in self.keys)
+        return any(key == k or (k.endswith((".", "_")) and key.startswith(k)) for k in self.keys)
 
     def touches_bench(self, bench: str) -> bool:
         family = bench.split(".", 1)[0]
@@ -41,31 +40,32 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("kernel", ("kernel_release", "kernel_version", "osmeter_version", "probe_version"), (ALL,),
          "another kernel (or osmeter) can change every cost"),
-    Rule("profiling", ("probe_command", "option.profile"), (ALL,),
-         "a profiled run's figures carry the sampling's cost: every context switch also switches the sampling "
-         "event and fork copies the profiler's memory (ctxsw.yield 2.2x, task.fork 3-4x on a KVM guest): "
-         "compare runs profiled the same way"),
     Rule("audit", ("audit_",), SYSCALL_FAMILIES,
          "with audit on (or ever on in this boot) every system call runs audit's entry and exit hooks "
          "(__audit_syscall_entry/exit, audit_filter_*), more with each rule"),
     Rule("seccomp", ("seccomp_mode", "seccomp_filters"), SYSCALL_FAMILIES,
          "a seccomp filter runs on every system call of the probe (__seccomp_filter, and the filters' JIT-compiled "
          "classic BPF, which kallsyms does not list: [kernel outside text])"),
-    Rule("mitigations", ("mitigations.", "kernel_cmdline"), SYSCALL_FAMILIES,
+    Rule("mitigations", ("mitigations.",), SYSCALL_FAMILIES,
          "CPU vulnerability mitigations add work at kernel entry and exit and at context switches"),
-    Rule("THP", ("thp_",), ("mem.fault_anon", "mem.mmap", "mem.munmap", "mem.page_fault", "task.fork",
+    Rule("boot options", ("kernel_cmdline",), (ALL,),
+         "the kernel's command line sets mitigations, audit, THP, isolation and more: read what changed"),
+    Rule("THP", ("thp_", "fault_around_bytes"), ("mem.fault_anon", "mem.mmap", "mem.munmap", "mem.page_fault", "task.fork",
                             "task.fork_exit", "task.fork_child", "mem.latency", "mem.bandwidth"),
          "transparent huge pages change how many faults an anonymous region takes and what fork copies"),
     Rule("CPU frequency", ("cpufreq_", "cpu_boost", "cpu_max_mhz", "cpu_min_mhz", "cpuidle_driver"), (ALL,),
          "the frequency governor and boost set the clock every figure runs at"),
     Rule("CPU", ("cpu_model", "cpu_vendor", "cpu_flags", "caches", "smt_control", "threads_per_core",
-                 "cores_per_socket", "cpus_online", "virtualization"), (ALL,),
+                 "cores_per_socket", "cpus_online", "virtualization", "emulation", "isolated_cpus",
+                 "nohz_full_cpus"), (ALL,),
          "another CPU, topology or hypervisor changes every cost"),
     Rule("cgroup limit", ("cgroup_", "option.cgroup"), ("file", "mem", "task"),
          "a memory limit reclaims the page cache and anonymous memory; a CPU limit throttles"),
-    Rule("tracing", ("tracing.", "tracing"), (ALL,),
+    Rule("tracing", ("tracing", "tracing.current_tracer", "tracing.tracing_on", "tracing.kprobe_events",
+                     "tracing.uprobe_events", "tracing.enabled_events", "tracing.ftrace_functions",
+                     "tracing.instances"), (ALL,),
          "an active tracer, kprobe or enabled trace event runs in the paths it hooks"),
-    Rule("BPF", ("bpf_program",), SYSCALL_FAMILIES,
+    Rule("BPF", ("bpf_programs", "bpf_program_types."), SYSCALL_FAMILIES,
          "attached BPF programs run in the hooks they are attached to"),
     Rule("LSM", ("lsms", "lockdown"), ("file", "syscall", "net", "task", "ipc"),
          "security modules hook file opens, permission checks, sockets and exec"),
@@ -75,6 +75,11 @@ RULES: tuple[Rule, ...] = (
          "the clock every time is read with; its cost is in every timed region"),
     Rule("preemption", ("preemption", "realtime", "kernel_hz"), ("ctxsw", "rt", "syscall", "task"),
          "the preemption model changes the scheduler's and the syscall exit's work"),
+    # Last: it explains only what switches or forks, and only when nothing above differs as well.
+    Rule("profiling", ("probe_command",), ("ctxsw", "task", "ipc", "net", "poll", "rt"),
+         "one run was profiled (run --profile) and the other not: every context switch also switches the "
+         "sampling event and fork copies the profiler's memory (ctxsw.yield 2.2x, task.fork 3-4x on a KVM "
+         "guest; cpu and syscall figures within the noise): compare runs profiled the same way"),
 )
 
 

@@ -68,11 +68,18 @@ class Outcome:
     profile_links: list[dict[str, Any]] = field(default_factory=list)  # osmeter hotspots: profiles in both runs
     read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
     _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
+    _keys: dict[int, Key] = field(default_factory=dict)  # id(comparison) -> the instance key it compares
 
-    def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta]) -> None:
+    def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta], key: Key | None = None) -> None:
         self.comparisons.append(comparison)
         if deltas:
             self._deltas[id(comparison)] = deltas
+        if key is not None:
+            self._keys[id(comparison)] = key
+
+    def key_of(self, comparison: cmp.Comparison) -> Key | None:
+        """The instance (bench, canonical params, occurrence) this comparison compares, when known."""
+        return self._keys.get(id(comparison))
 
     def deltas(self, comparison: cmp.Comparison) -> list[ctr.CounterDelta]:
         """The counters both runs counted for this comparison's instance (empty without --counters)."""
@@ -220,6 +227,7 @@ def compare_runs(store: SQLStore, runs: Sequence[RunInfo], threshold: float,
                     stats=cmp.stats_for(b.bench, stats),
                 ),
                 ctr.deltas(b, o),
+                key,
             )
     for r in others:
         for key in other_keys[r.id]:

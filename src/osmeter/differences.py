@@ -18,6 +18,8 @@ _IGNORED = frozenset(
         "option.label",
         "option.suite",
         "option.file",
+        "option.profile",  # probe_command says it (run / hotspots), for imported and fleet runs too
+        "option.profile_frequency",
         "clock.hz",
         "clock.tick_ns",
         "clock.resolution_ns",

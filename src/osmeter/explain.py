@@ -37,7 +37,7 @@ from .hotspots.folded import display_name
 from .hotspots.sources import from_stored
 from .hotspots.timed import TimedRow, ns_per_op, timed_diff
 from .model import BenchResult, RunInfo
-from .records import canonical_params, describe_instance
+from .records import describe_instance
 
 TOP_FUNCTIONS = 5
 Z_SIGNIFICANT = 1.96  # a counter's change: two-sided 95 %
@@ -219,13 +219,11 @@ def explain(store: Any, outcome: Outcome, threshold: float) -> ExplainReport:
     other = instance_keys(outcome.read[run.id])
     prof_a, prof_b = _profiles(store, base_run.id), _profiles(store, run.id)
     explanations, pinned = [], []
-    seen: dict[tuple[str, str], int] = {}
-    for c in outcome.comparisons:  # in instance order: the n-th comparison of an instance is its n-th occurrence
-        if c.run_id != run.id:
+    for c in outcome.comparisons:
+        key = outcome.key_of(c)
+        if c.run_id != run.id or key is None:
             continue
-        name = (c.bench, canonical_params(c.params))
-        n = seen[name] = seen.get(name, -1) + 1
-        a, b = base.get((*name, n)), other.get((*name, n))
+        a, b = base.get(key), other.get(key)
         if c.significant and a is not None and b is not None:
             explanations.append(explain_one(c, a, b, prof_a.get(a.seq), prof_b.get(b.seq), differences, threshold))
         elif not c.significant:

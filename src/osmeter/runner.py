@@ -50,6 +50,7 @@ DEFAULT_REPEAT = {"quick": 3, "standard": 3, "full": 5, "lebench": 3, None: 3}
 MAX_REPEAT = 100
 CLOCKS = ("tsc", "cntvct", "monotonic_raw", "monotonic")
 PROFILE_FREQUENCY = 999  # as osmeter hotspots: out of step with the scheduler's tick
+MAX_PROFILE_FREQUENCY = 100_000  # the probe's --frequency range
 
 
 @dataclass(frozen=True)
@@ -352,8 +353,8 @@ def record_run(opts: RunOptions, store: Store, probe: Path,
     assert status is not None
     for note in recorder.notes:
         textsafe.say("note", note)
-    if opts.profile and recorder.profile_note():
-        textsafe.say("note", f"--profile: {recorder.profile_note()}")
+    if opts.profile and recorder.profile_note():  # the probe's option named as osmeter run's
+        textsafe.say("note", "--profile: " + str(recorder.profile_note()).replace("--frequency", "--profile-frequency"))
     note_unexpected_exit(recorder, outcome.returncode)
     return recorder, outcome, status
 

@@ -48,7 +48,7 @@ SLOW_STACKS = [["p;entry_[k];do_syscall_64_[k]", 300], ["p;entry_[k];do_syscall_
                ["p;entry_[k];do_syscall_64_[k];__audit_syscall_exit_[k]", 566]]
 
 
-def run_lines(slow: bool, with_profile: bool = True) -> list[dict[str, Any]]:
+def run_lines(slow: bool, with_profile: bool = True, profiled_slow: bool = False) -> list[dict[str, Any]]:
     out = []
     for rec in LINES:
         rec = json.loads(json.dumps(rec))
@@ -57,6 +57,8 @@ def run_lines(slow: bool, with_profile: bool = True) -> list[dict[str, Any]]:
         if rec["type"] == "meta":
             rec["machine"].update({"audit_rules": 3 if slow else 0, "thp_enabled": "always" if slow else "madvise",
                                    "seccomp_filters": 0})
+            if slow and profiled_slow:
+                rec["command"] = "hotspots"  # run --profile: the probe's hotspots command
         if slow and rec["bench" if "bench" in rec else "type"] == "syscall.null" and rec["type"] in ("samples",
                                                                                                    "result"):
             if rec["type"] == "samples":
@@ -124,6 +126,25 @@ def test_the_plausible_differences_come_first(two_runs: Any) -> None:
     keys = [d.key for d in report.differences]
     assert keys.index("audit_rules") < keys.index("thp_enabled")
     assert keys == sorted(keys, key=causes.plausibility)
+
+
+def test_profiling_one_side_is_no_cause_of_a_system_calls_change(store_path: Any) -> None:
+    store = open_store(str(store_path), create=True)
+    try:
+        ids = []
+        for slow in (False, True):
+            recorder = RunRecorder(store, RunContext(None, ["probe"], {}, "run"))
+            for rec in run_lines(slow, profiled_slow=True):
+                recorder.feed(parse_line(json.dumps(rec)))
+            recorder.finish()
+            ids.append(recorder.run_id)
+        _, report = explained(store, ids)
+        assert any(d.key == "probe_command" and d.values == ("run", "hotspots") for d in report.differences)
+        (e,) = report.explanations
+        assert [c.key for c in e.causes][:1] == ["audit_rules"] and "probe_command" not in [c.key for c in e.causes]
+        assert "probe_command" not in summary_line(e)
+    finally:
+        store.close()
 
 
 def test_a_side_without_a_profile_names_the_command_that_captures_it(store_path: Any) -> None:

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import cgroup
-from ..argtypes import counter_list
+from ..argtypes import counter_list, positive_int_up_to
 from ..errors import UsageError
 from ..probe import locate_probe
 from ..runner import (
     CLOCKS,
     DEFAULT_REPEAT,
     DEFAULT_SUITE,
+    MAX_PROFILE_FREQUENCY,
     PROFILE_FREQUENCY,
     SUITES,
     RunOptions,
@@ -121,8 +122,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="also sample each benchmark's timed region (perf_event_open, as `osmeter hotspots`) and store the "
         "profile with its result, for `hotspots --show RUN:BENCH` and `compare --explain` (not with --counters)",
     )
-    p.add_argument("--profile-frequency", type=positive_int, metavar="HZ",
-                   help=f"samples per second with --profile (default {PROFILE_FREQUENCY})")
+    p.add_argument("--profile-frequency", type=positive_int_up_to(MAX_PROFILE_FREQUENCY), metavar="HZ",
+                   help=f"samples per second with --profile, 1..{MAX_PROFILE_FREQUENCY} (default {PROFILE_FREQUENCY})")
     p.add_argument(
         "--cgroup-mem",
         type=cgroup_size,

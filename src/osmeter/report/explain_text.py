@@ -92,8 +92,15 @@ def explanation_text(e: Explanation) -> str:
     elif e.profile_missing:
         parts.append(f"  functions: {e.profile_missing}")
     if e.causes:
-        parts.append("  plausible causes (what differs, and why it touches this benchmark):\n" + "\n".join(
-            f"    {x.key}: {x.values[0]} → {x.values[1]}  [{x.rule}: {x.why}]" for x in e.causes[:6]))
+        by_rule: dict[str, list[Any]] = {}
+        for x in e.causes:
+            by_rule.setdefault(x.rule, []).append(x)
+        lines = []
+        for rule, facts in list(by_rule.items())[:6]:
+            shown = "; ".join(f"{x.key}: {x.values[0]} → {x.values[1]}" for x in facts[:4])
+            more = f" (and {len(facts) - 4} more)" if len(facts) > 4 else ""
+            lines.append(f"    {rule}: {shown}{more}\n      {facts[0].why}")
+        parts.append("  plausible causes (what differs, and why it touches this benchmark):\n" + "\n".join(lines))
     else:
         parts.append("  plausible causes: no differing machine fact touches this benchmark "
                      "(osmeter.causes' rules); look at what differs above")
@@ -131,25 +138,27 @@ def render_text(report: ExplainReport) -> str:
     return fold("\n\n".join(parts), TEXT_WIDTH) + "\n"
 
 
+def _finite(x: Any) -> Any:
+    """JSON has no NaN or infinity: null instead (a float); anything else as it is."""
+    return x if not isinstance(x, float) or math.isfinite(x) else None
+
+
 def _fn_json(f: Any) -> dict[str, Any]:
-    return {"function": f.function, "kernel": f.kernel, "self_ns": [f.self_ns_a, f.self_ns_b],
-            "self_delta_ns": f.self_delta_ns, "se_ns": f.se_ns, "total_ns": [f.total_ns_a, f.total_ns_b],
+    return {"function": f.function.removesuffix("_[k]"), "kernel": f.kernel,
+            "self_ns": [_finite(f.self_ns_a), _finite(f.self_ns_b)], "self_delta_ns": _finite(f.self_delta_ns),
+            "se_ns": _finite(f.se_ns), "total_ns": [_finite(f.total_ns_a), _finite(f.total_ns_b)],
             "self_share": [f.self_share_a, f.self_share_b], "total_share": [f.total_share_a, f.total_share_b],
             "appeared": f.appeared, "vanished": f.vanished}
-
-
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
 
 
 def explanation_json(e: Explanation) -> dict[str, Any]:
     c = e.comparison
     return {
         "bench": c.bench, "params": dict(c.params), "unit": c.unit, "summary": summary_line(e),
-        "baseline_median": c.baseline_median, "median": c.median, "ratio": c.ratio,
-        "ratio_ci": [c.ci_low, c.ci_high], "caveat": c.caveat or None,
-        "delta_ns": e.delta_ns, "delta_ns_ci": list(e.delta_ci) if e.delta_ci else None,
-        "counters": [{"name": x.name, "unit": x.unit, "baseline": x.baseline, "run": x.value,
+        "baseline_median": _finite(c.baseline_median), "median": _finite(c.median), "ratio": _finite(c.ratio),
+        "ratio_ci": [_finite(c.ci_low), _finite(c.ci_high)], "caveat": c.caveat or None,
+        "delta_ns": _finite(e.delta_ns), "delta_ns_ci": [_finite(x) for x in e.delta_ci] if e.delta_ci else None,
+        "counters": [{"name": x.name, "unit": x.unit, "baseline": _finite(x.baseline), "run": _finite(x.value),
                       "change": _finite(x.change), "z": _finite(x.z), "significant": x.significant}
                      for x in e.counters],
         "counters_missing": e.counters_missing,
@@ -195,6 +204,7 @@ def section_html(report: ExplainReport) -> str:
                                          f"<span class=\"muted\">({esc(x.rule)}: {esc(x.why)})</span></li>"
                                          for x in e.causes) + "</ul>")
         body.extend(f'<p class="warn">pinned: {esc(p)}</p>' for p in e.pinned)
-        parts.append(f'<details class="explain" id="{anchor(e.comparison)}"><summary>{esc(summary_line(e))}'
-                     f"</summary>{''.join(body)}</details>")
+        # the id is inside the <details>: following a link to it opens it (no script: the page allows none)
+        parts.append(f'<details class="explain"><summary>{esc(summary_line(e))}</summary>'
+                     f'<div id="{anchor(e.comparison)}">{"".join(body)}</div></details>')
     return "\n".join(parts) + tail
