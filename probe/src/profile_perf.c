@@ -148,6 +148,7 @@ struct perf_state {
  * profiles), again when a profile has a frame outside it (a module or BPF
  * program loaded since). */
 static struct osm_ksyms *ks_cached;
+static int ks_refreshed;
 static char ks_cached_why[256];
 
 static int paranoid(void)
@@ -529,8 +530,8 @@ static void perf_finish(struct osm_profile *p)
 				continue;
 			fold(p, s, us, s->words + s->tab[i].off, s->tab[i].count);
 		}
-		if (pass || !s->outside_text || !s->ks)
-			break;
+		if (pass || !s->outside_text || !s->ks || ks_refreshed++)
+			break; /* read again at most once a process: seccomp's filters are never in it */
 		osm_strmap_free(&p->stacks); /* read kallsyms again, name again */
 		memset(&p->stacks, 0, sizeof(p->stacks));
 		s->outside_text = 0;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,16 +344,39 @@ static void ever_from_log(const struct audit_head *st, int rc, struct ever *e)
 	}
 }
 
+/* audit= on the command line: the kernel takes 0/1 and off/on; -1 for
+ * anything else (then the other sources decide). */
+static int cmdline_audit(const char *arg)
+{
+	if (!strcasecmp(arg, "on"))
+		return 1;
+	if (!strcasecmp(arg, "off"))
+		return 0;
+	char *end;
+	long v = strtol(arg, &end, 0);
+	return end != arg && !*end ? v != 0 : -1;
+}
+
+/* Once per process: the two fields share it (two AUDIT_GETs and kernel-log
+ * scans of up to 500 ms each otherwise). */
 static void audit_ever(struct ever *e)
 {
+	static struct ever known;
+	static int done;
+	if (done) {
+		*e = known;
+		return;
+	}
+	done = 1;
 	char arg[SMALL];
 	struct audit_head st;
 	e->v = -1;
 	e->source = NULL;
 	e->why[0] = '\0';
-	if (si_cmdline_param("audit", arg, sizeof(arg))) {
-		e->v = strtol(arg, NULL, 0) != 0;
+	if (si_cmdline_param("audit", arg, sizeof(arg)) && cmdline_audit(arg) >= 0) {
+		e->v = cmdline_audit(arg);
 		e->source = "cmdline";
+		known = *e;
 		return;
 	}
 	int rc = audit_status(&st);
@@ -365,6 +389,7 @@ static void audit_ever(struct ever *e)
 	} else {
 		ever_from_log(&st, rc, e);
 	}
+	known = *e;
 }
 
 void si_w_audit_ever_enabled(struct osm_json *j, const char *key)
