@@ -26,6 +26,17 @@
 #include "harness.h"
 #include "tap.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define OSM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OSM_TEST_ASAN 1
+#endif
+#endif
+#ifndef OSM_TEST_ASAN
+#define OSM_TEST_ASAN 0
+#endif
+
 static void pure_rules(void)
 {
 	double v[16];
@@ -90,7 +101,13 @@ static void faults_are_counted(void)
 	}
 	osm_counters_get(c, "minor-faults", &mf, NULL);
 	osm_counters_get(c, "task-clock", &tc, &cost);
-	is_double_near(pf, 1.0, 0.02, "one page fault per fresh page, none lost to grouping (got %.4f)", pf);
+	/* Under AddressSanitizer each 8 bytes of memory have a shadow byte:
+	 * touching fresh pages faults in fresh shadow pages too (1/8 of a page
+	 * per page written whole; 1/16 seen for one byte a page). The loss this
+	 * checks for was a fifth. */
+	double extra = OSM_TEST_ASAN ? 0.13 : 0.0;
+	is_double_near(pf, 1.0 + extra / 2, 0.02 + extra / 2,
+		       "one page fault per fresh page, none lost to grouping (got %.4f)", pf);
 	ok(mf <= pf, "minor faults (%.4f) <= page faults (%.4f)", mf, pf);
 	ok(tc > 0, "task-clock per page counted (%.0f ns)", tc);
 	ok(cost > 0, "a window costs task-clock (%.0f ns)", cost);
