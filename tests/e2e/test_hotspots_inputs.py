@@ -88,6 +88,7 @@ def test_the_default_size_cap_bounds_memory(tmp_path: Path):
     assert r.max_rss < 1 * GIB, f"{r.max_rss / 2**20:.0f} MiB"
 
 
+@pytest.mark.slow  # waits out the idle limit, about 1.2 s; CI runs it
 def test_a_fifo_without_a_writer_is_given_up_on(tmp_path: Path):
     fifo = tmp_path / "stacks"
     os.mkfifo(fifo)
@@ -139,6 +140,7 @@ def test_a_stack_of_100000_frames_renders_in_memory_proportional_to_it(tmp_path:
     ET.parse(tmp_path / "diff" / "diff.svg")
 
 
+@pytest.mark.slow  # about 1.3 s; CI runs it
 def test_standard_input_is_read_within_the_same_bounds(tmp_path: Path):
     r = hotspots("--show", "-", "-o", str(tmp_path / "out"), stdin="p;sys_[k];read_[k] 3\np;main 1\n")
     assert r.code == 0, r.err

@@ -68,6 +68,7 @@ def test_repetitions_that_disagree_are_unstable_with_a_wide_ci(cli, fake_probe: 
     assert "unstable" in shown
 
 
+@pytest.mark.slow  # about 2.5 s; CI runs it
 def test_compare_uses_the_spread_between_repetitions(cli, fake_probe: FakeProbe, store_path: Path,
                                                      tmp_path: Path) -> None:
     """Two runs of three repetitions whose medians scatter by +-1 %: not
