@@ -254,37 +254,35 @@ static bool cg_cpu_v2(const char *dir, double *v)
 	return true;
 }
 
+/* A limit's field: its value (an integer, or a number for a CPU share), or null with why. */
+static void w_limit(struct osm_json *j, const char *key, const struct cg_limit *l, int integer)
+{
+	double v;
+	char why[CG_WHY];
+	if (!cgroup_limit(l, &v, why, sizeof(why)))
+		si_null(j, key, why);
+	else if (integer)
+		osm_json_int(j, key, (long long)v);
+	else
+		osm_json_num(j, key, v);
+}
+
 void si_w_cgroup_memory_limit(struct osm_json *j, const char *key)
 {
 	static const struct cg_limit l = {"memory", cg_mem_v1, cg_mem_v2, "memory.limit_in_bytes", "memory.max"};
-	double v;
-	char why[CG_WHY];
-	if (cgroup_limit(&l, &v, why, sizeof(why)))
-		osm_json_int(j, key, (long long)v);
-	else
-		si_null(j, key, why);
+	w_limit(j, key, &l, 1);
 }
 
 void si_w_cgroup_cpu_limit(struct osm_json *j, const char *key)
 {
 	static const struct cg_limit l = {"cpu", cg_cpu_v1, cg_cpu_v2, "cpu.cfs_quota_us", "cpu.max"};
-	double v;
-	char why[CG_WHY];
-	if (cgroup_limit(&l, &v, why, sizeof(why)))
-		osm_json_num(j, key, v);
-	else
-		si_null(j, key, why);
+	w_limit(j, key, &l, 0);
 }
 
 void si_w_cgroup_pids_limit(struct osm_json *j, const char *key)
 {
 	static const struct cg_limit l = {"pids", cg_pids, cg_pids, "pids.max", "pids.max"};
-	double v;
-	char why[CG_WHY];
-	if (cgroup_limit(&l, &v, why, sizeof(why)))
-		osm_json_int(j, key, (long long)v);
-	else
-		si_null(j, key, why);
+	w_limit(j, key, &l, 1);
 }
 
 /* The CPUs of the process's cpuset: the nearest cgroup, going up, that has

@@ -398,13 +398,17 @@ class RunRecorder:
 
     def _counters(self, record: Counters) -> None:
         seq = self._owner(record, "follow no result of theirs")
-        if seq is None or self.run_id is None:
-            return None
-        self._counters_of.setdefault(seq, []).append(record.raw)
+        if seq is not None and self.run_id is not None:
+            self._add_counters(seq, record.raw)
+        return None
+
+    def _add_counters(self, seq: int, raw: dict[str, Any]) -> None:
+        """One more counters record of result `seq`: merged with the earlier ones, stored."""
+        assert self.run_id is not None
+        self._counters_of.setdefault(seq, []).append(raw)
         merged = merge_counters(self._counters_of[seq])
         self.results[seq] = replace(self.results[seq], counters=merged)
         self._store.set_counters(self.run_id, seq, merged)
-        return None
 
     def attach_counters(self, record: Counters) -> None:
         """A counters record of a pass whose figures are not pooled (run --profile --counters):
@@ -414,10 +418,7 @@ class RunRecorder:
             self.notes.append(f"counters for {describe_instance(record.bench, record.params)}, which the run "
                               "did not measure; ignored")
             return
-        self._counters_of.setdefault(seq, []).append(record.raw)
-        merged = merge_counters(self._counters_of[seq])
-        self.results[seq] = replace(self.results[seq], counters=merged)
-        self._store.set_counters(self.run_id, seq, merged)
+        self._add_counters(seq, record.raw)
 
     def _profile(self, record: Profile) -> None:
         """A profile belongs to the result just before it, as counters do."""

@@ -75,16 +75,22 @@ def run_lines(slow: bool, with_profile: bool = True, profiled_slow: bool = False
     return out
 
 
-@pytest.fixture
-def two_runs(store_path: Any) -> Any:
-    store = open_store(str(store_path), create=True)
+def stored(store: Any, *runs: list[dict[str, Any]], labels: tuple[str | None, ...] = (None, None)) -> list[int]:
+    """Each run's records fed to a recorder; the runs' ids."""
     ids = []
-    for slow in (False, True):
-        recorder = RunRecorder(store, RunContext("slow" if slow else "base", ["probe"], {}, "run"))
-        for rec in run_lines(slow):
+    for records, label in zip(runs, labels):
+        recorder = RunRecorder(store, RunContext(label, ["probe"], {}, "run"))
+        for rec in records:
             recorder.feed(parse_line(json.dumps(rec)))
         recorder.finish()
         ids.append(recorder.run_id)
+    return ids
+
+
+@pytest.fixture
+def two_runs(store_path: Any) -> Any:
+    store = open_store(str(store_path), create=True)
+    ids = stored(store, run_lines(False), run_lines(True), labels=("base", "slow"))
     yield store, ids
     store.close()
 
@@ -131,13 +137,7 @@ def test_the_plausible_differences_come_first(two_runs: Any) -> None:
 def test_profiling_one_side_is_no_cause_of_a_system_calls_change(store_path: Any) -> None:
     store = open_store(str(store_path), create=True)
     try:
-        ids = []
-        for slow in (False, True):
-            recorder = RunRecorder(store, RunContext(None, ["probe"], {}, "run"))
-            for rec in run_lines(slow, profiled_slow=True):
-                recorder.feed(parse_line(json.dumps(rec)))
-            recorder.finish()
-            ids.append(recorder.run_id)
+        ids = stored(store, run_lines(False, profiled_slow=True), run_lines(True, profiled_slow=True))
         _, report = explained(store, ids)
         assert any(d.key == "probe_command" and d.values == ("run", "hotspots") for d in report.differences)
         (e,) = report.explanations
@@ -150,13 +150,7 @@ def test_profiling_one_side_is_no_cause_of_a_system_calls_change(store_path: Any
 def test_a_side_without_a_profile_names_the_command_that_captures_it(store_path: Any) -> None:
     store = open_store(str(store_path), create=True)
     try:
-        ids = []
-        for slow, prof in ((False, False), (True, True)):
-            recorder = RunRecorder(store, RunContext(None, ["probe"], {}, "run"))
-            for rec in run_lines(slow, with_profile=prof):
-                recorder.feed(parse_line(json.dumps(rec)))
-            recorder.finish()
-            ids.append(recorder.run_id)
+        ids = stored(store, run_lines(False, with_profile=False), run_lines(True, with_profile=True))
         _, report = explained(store, ids)
         e = report.explanations[0]
         assert e.functions == [] and f"no profile in run {ids[0]}" in e.profile_missing
