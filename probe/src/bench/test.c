@@ -33,6 +33,7 @@
 
 #define MAX_CHUNKS 8192      /* per side */
 #define SIDE_NS 300e6        /* calibrate >= 0.3 s on each side of sampling */
+#define RATE_RUNS 30         /* 1 ms runs for the spin's rate; the fastest counts */
 
 struct spin_state {
 	uint64_t iters;          /* chain steps per operation */
@@ -95,10 +96,16 @@ static int spin_setup(struct osm_ctx *ctx)
 	if (!st)
 		return osm_fail(ctx, OSM_ERROR, "out of memory");
 	ctx->priv = st;
-	/* Rate: steps per ns, from a 50 ms run of a large spin. */
-	st->iters = 1000000;
-	double per_op = long_interval_ns(ctx, 50e6);
-	double steps_per_ns = 1e6 / per_op;
+	/* Rate: steps per ns, the fastest of RATE_RUNS runs of >= 1 ms of a
+	 * 100 000-step spin. One 50 ms run, used before, spanned many time
+	 * slices: with a busy neighbour on the CPU it read 2x long and the spin
+	 * came out half its nominal length (47752 ns for ns=100000). A 1 ms run
+	 * fits in a slice, and the fastest of 30 is one that was not preempted. */
+	st->iters = 100000;
+	double per_op = INFINITY;
+	for (int i = 0; i < RATE_RUNS; i++)
+		per_op = fmin(per_op, long_interval_ns(ctx, 1e6));
+	double steps_per_ns = 1e5 / per_op;
 	st->iters = (uint64_t)llround(want * steps_per_ns);
 	if (st->iters < 1)
 		st->iters = 1;
