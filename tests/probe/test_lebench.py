@@ -125,8 +125,11 @@ def test_fdiv_chain_is_the_whole_chain(probe):
     r = run_probe(probe, "run", "cpu.fdiv_chain", "--param", "n=10000,1000000", *TINY)
     assert r.rc == 0, r.stderr
     short, long_ = r.result("cpu.fdiv_chain", n=10000), r.result("cpu.fdiv_chain", n=1000000)
-    # Linear in n: a divider latency of 1..100 ns per division.
-    assert 60 < long_["median"] / short["median"] < 140
+    # Linear in n (about 100x; a chain cut short or n ignored gives ~1x, one
+    # timed n^2 times 10 000x). Mins, and a margin a busy neighbour can't
+    # cross: a 5 ms long sample spans time slices, so with stress-ng --cpu 2
+    # it reads ~2x long (ratio 230 seen) while a 50 us short one mostly doesn't.
+    assert 30 < long_["min"] / short["min"] < 300, (long_["min"], short["min"])
     assert 1_000_000 < long_["median"] < 100_000_000
 
 
