@@ -96,7 +96,11 @@ def test_random_pass_reads_every_block_once(probe, disk_dir):
     with mincore to be a miss: a block read twice in one pass would be found
     cached and fail the run. 16 blocks, more reads: more than one pass."""
     need_root_for("drop_caches")
-    r = cold(probe, "file.rand_read_cold", disk_dir, "file_size=1M", "block=64K", "method=drop_caches")
+    # 20 samples whatever they cost: with TINY's 0.3 s, one pass's
+    # drop_caches (0.3-1 s here, more on a busy machine) used it all (n=1).
+    r = cold(probe, "file.rand_read_cold", disk_dir, "file_size=1M", "block=64K", "method=drop_caches",
+             budget=["--min-time", "0.01", "--max-time", "60", "--min-samples", "20", "--max-samples", "20",
+                     "--quiet"])
     assert r.rc == 0, r.stderr
     res = r.result("file.rand_read_cold")
     assert res["n"] > 16 and res["info"]["cache_bypass"] == "drop_caches"
