@@ -23,6 +23,8 @@ Knobs (environment):
   FAKE_PROBE_USAGE_ERROR=MSG  `run` prints MSG on stderr and exits 2 at once
   FAKE_PROBE_DELAY=S          sleep S seconds after meta and after each benchmark
   FAKE_PROBE_DIE_AFTER=N      after N benchmarks, SIGKILL itself (no `end`)
+  FAKE_PROBE_HOLD_AFTER=N     after N benchmarks, wait (up to 60 s) for a signal: a test
+                              acts on a run with exactly N finished, however slow it is
   FAKE_PROBE_PARTIAL=1        with DIE_AFTER: write half a line first
   FAKE_PROBE_BAD_LINE_AFTER=N after N benchmarks, write a line that is not JSON
   FAKE_PROBE_BAD_LINE=TEXT    with BAD_LINE_AFTER: write TEXT (and a newline) instead
@@ -474,6 +476,7 @@ def run(args):
     if die_run and int(die_run) != invocation:
         die_after = -1
     bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
+    hold_after = int(os.environ.get("FAKE_PROBE_HOLD_AFTER", "-1"))
     counts = {"ok": 0, "skip": 0, "error": 0}
 
     if os.environ.get("FAKE_PROBE_TMPFILE"):
@@ -506,7 +509,7 @@ def run(args):
             emit(rec)
         last = records[-1]["type"]
         counts["ok" if last in ("result", "counters") else last] += 1
-        pause(delay)
+        pause(60 if done + 1 == hold_after else delay)
 
     if stop_signal is not None:
         name = signal.Signals(stop_signal).name

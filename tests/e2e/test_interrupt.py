@@ -18,7 +18,11 @@ from osmeter.errors import EXIT_BENCH_ERRORS, EXIT_PROBE
 
 from ..conftest import FakeProbe, db_rows, wait_for
 
-DELAY = "0.4"  # seconds the fake probe waits after each benchmark
+# The tests that act at "[2/5]" hold the fake probe after its second
+# benchmark until they do. With a 0.4 s delay after each benchmark instead,
+# a busy machine (stress-ng --cpu 2) let 0.8 s pass between the progress
+# line and the signal, and 4 benchmarks had finished.
+HOLD = {"delay": "0.05", "hold_after": 2}
 
 
 def read_progress_until(proc: subprocess.Popen[str], prefix: str, timeout: float = 20.0) -> list[str]:
@@ -68,7 +72,7 @@ def fake_probe_pid(probe: FakeProbe) -> int:
 # SIGTERM is slow-marked to keep the default run under 5 minutes (~3 s); CI runs it.
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow)])
 def test_signal_to_osmeter(fake_probe: FakeProbe, osmeter_proc, store_path: Path, signum: int, code: int) -> None:
-    fake_probe.set(delay=DELAY, spawn_child=1)
+    fake_probe.set(**HOLD, spawn_child=1)
     proc = osmeter_proc("run")
     read_progress_until(proc, "[2/5]")
     assert len(fake_probe.processes()) == 2  # the probe and its child
@@ -85,7 +89,7 @@ def test_signal_to_osmeter(fake_probe: FakeProbe, osmeter_proc, store_path: Path
 # Slow-marked to keep the default run under 5 minutes (~4 s; the SIGINT one runs by default); CI runs it.
 @pytest.mark.slow
 def test_probe_killed(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
-    fake_probe.set(delay=DELAY, spawn_child=1)
+    fake_probe.set(**HOLD, spawn_child=1)
     proc = osmeter_proc("run")
     read_progress_until(proc, "[2/5]")
     os.kill(fake_probe_pid(fake_probe), signal.SIGKILL)
