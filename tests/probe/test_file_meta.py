@@ -127,3 +127,41 @@ def test_teardown_empties_the_directory_between_benchmarks(probe, small_tmpfs):
     assert r.rc == 0, r.stderr + str(r.of_type("skip"))
     assert r.result("file.stat")["median"] > 0 and r.result("file.open_close")["median"] > 0
     assert os.listdir(small_tmpfs) == []
+
+
+def test_create_and_unlink_name_their_population_with_links(meta_run):
+    """The population of create and unlink is hard links to one file (the
+    run frees one inode at its end, not `files`, so no later create steps
+    over them: docs/methods/file.md, "What moved file.create"); stat and
+    open_close need a file per name."""
+    r, _ = meta_run
+    for res in r.of_type("result"):
+        want = 1 if res["bench"] in ("file.create", "file.unlink") else 50
+        assert res["extra"]["population_inodes"] == want, (res["bench"], res["extra"])
+
+
+def test_on_ext4_the_directory_gets_a_block_group_of_its_own(meta_run):
+    r, d = meta_run
+    fs = r.of_type("result")[0]["info"]["fs_type"]
+    if fs not in ("ext4", "ext3", "ext2"):
+        pytest.skip(f"{d} is on {fs}, not ext4: FS_TOPDIR_FL is ext4's")
+    for res in r.of_type("result"):
+        assert res["info"]["dir_placement"].startswith("own block group"), res["info"]
+    for bench in ("file.create", "file.unlink"):
+        for res in (x for x in r.of_type("result") if x["bench"] == bench):
+            # The new file's inode follows the directory's and the population's
+            # (gap 0 in a fresh group); a directory whose group held other
+            # inodes was made again, at most 4 times.
+            gap, tries = res["extra"]["inode_gap"], res["extra"]["dir_tries"]
+            assert 1 <= tries <= 4 and (0 <= gap <= 16 or tries == 4), res["extra"]
+
+
+def test_elsewhere_the_directory_stays_next_to_its_parent(probe, small_tmpfs):
+    """tmpfs refuses FS_TOPDIR_FL: said in info, no inode gap (its inode
+    numbers are a counter), and the population is still links."""
+    r = run(probe, "file.create", "--param", "files=20", "--param", f"dir={small_tmpfs}")
+    assert r.rc == 0, r.stderr
+    res = r.result("file.create")
+    assert res["info"]["dir_placement"].startswith("next to its parent (FS_TOPDIR_FL: "), res["info"]
+    assert "inode_gap" not in res["extra"] and res["extra"]["population_inodes"] == 1
+    assert os.listdir(small_tmpfs) == []

@@ -4,9 +4,12 @@
  * file.open_close".
  *
  * Setup: a new subdirectory of the target's work directory holding `files`
- * files "f0000000".. (create/unlink: of file_bytes bytes of real data;
- * stat/open_close: empty), after a statvfs check that their inodes and
- * blocks fit. Every call names its file relative to an open descriptor of
+ * names "f0000000".. (create/unlink: hard links to one file of file_bytes
+ * bytes of real data; stat/open_close: a file each, empty), after a
+ * statvfs check that a file per name would fit. On ext4 the subdirectory
+ * gets a block group of its own (FS_TOPDIR_FL on its parent, its inode
+ * gap checked; see place()): what a create costs there must not depend
+ * on the inodes other programs freed in the last minutes. Every call names its file relative to an open descriptor of
  * that directory (openat, fstatat, unlinkat: the calls glibc's open, stat
  * and unlink make, without the walk of the long work path).
  *
@@ -26,9 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <linux/fs.h>
 
 #include "../bench.h"
 #include "../clock.h"
@@ -38,12 +44,15 @@
 #define NAME_LEN 24 /* "f%07u" (files <= 1000000) and "n%llu" names, NUL included: they fit */
 #define SPARE_INODES 16
 #define SPARE_BYTES ((int64_t)1 << 20)
+#define GAP_FRESH 16 /* inode slots a fresh group may show before its first free one */
+#define PLACES 4     /* directories tried for a group of their own */
 
 struct meta_state {
 	struct osm_file_target t;
 	char dir[OSM_FILE_PATH]; /* the subdirectory; "" until made */
 	int dfd;
-	int64_t files, made;     /* wanted, created so far */
+	int64_t files, inodes;   /* names wanted, inodes the names hold so far */
+	int spread;              /* ext2/3/4 took FS_TOPDIR_FL on the work directory */
 	size_t file_bytes;
 	char *data;              /* file_bytes of 'a' */
 	char *names;             /* files x NAME_LEN */
@@ -144,12 +153,81 @@ static int create_file(struct osm_ctx *ctx, struct meta_state *s, const char *na
 	return OSM_OK;
 }
 
-/* The subdirectory and its `files` files. */
-static int populate(struct osm_ctx *ctx, struct meta_state *s)
+/* ext4 (and ext2/3) places a new directory next to its parent unless the
+ * parent has FS_TOPDIR_FL (chattr +T): then as a top-level one, in the
+ * block group with the fewest directories among those with more free
+ * inodes and blocks than average (the Orlov allocator), and the files of
+ * that directory take their inodes there. Set on the probe's private work
+ * directory (the flag is not inherited), it gives the measured directory
+ * a group of its own instead of the one every file under $TMPDIR churns:
+ * on ext4 without a journal an inode allocation steps over every inode of
+ * its group freed in the last 60 s (360 s while its inode table block is
+ * dirty), so a create's time is the number of recent deletes in front of
+ * it (docs/methods/file.md, "What moved file.create"). Other file systems
+ * refuse the flag (EOPNOTSUPP) and allocate inodes their own way. */
+static void spread_from_parent(struct osm_ctx *ctx, struct meta_state *s)
+{
+	int fd = open(s->t.work, O_RDONLY | O_DIRECTORY | O_CLOEXEC), flags = 0, e = 0;
+	if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
+		e = errno;
+	} else if (!(flags & FS_TOPDIR_FL)) {
+		flags |= FS_TOPDIR_FL;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags))
+			e = errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	/* inode numbers say where an inode lies in its group on ext2/3/4 only */
+	s->spread = !e && !strncmp(s->t.fstype, "ext", 3);
+	if (e)
+		osm_add_info(ctx, "dir_placement", "next to its parent (FS_TOPDIR_FL: %s)", osm_file_errname(e));
+	else
+		osm_add_info(ctx, "dir_placement", "%s (FS_TOPDIR_FL on its parent)",
+			     s->spread ? "own block group" : "as the file system places it");
+}
+
+/* Names s->files entries of the directory for create and unlink: they
+ * only make the directory's size, so they are hard links to one file of
+ * file_bytes (a new one whenever the file system refuses another link:
+ * EMLINK at ext4's 65000), and the run frees a handful of inodes at its
+ * end rather than `files` (each freed inode slows the next creates in
+ * that group for a minute, above). A file system without hard links gets
+ * a file per name. */
+static int name_population(struct osm_ctx *ctx, struct meta_state *s)
+{
+	const char *target = NULL;
+	int links = 1;
+	for (int64_t i = 0; i < s->files; i++) {
+		const char *name = name_of(s, i);
+		if (target && links) {
+			if (!linkat(s->dfd, target, s->dfd, name, 0))
+				continue;
+			int e = errno;
+			if (e == EPERM || e == EOPNOTSUPP)
+				links = 0; /* no hard links here: a file per name */
+			else if (e != EMLINK)
+				return osm_fail(ctx, OSM_ERROR, "link %s/%s: %s (%s)", s->dir, name, strerror(e),
+						osm_file_errname(e));
+		}
+		int st = create_file(ctx, s, name);
+		if (st != OSM_OK)
+			return st;
+		s->inodes++;
+		target = name;
+	}
+	return OSM_OK;
+}
+
+/* The subdirectory and its `files` entries. */
+static int populate(struct osm_ctx *ctx, struct meta_state *s, int fresh)
 {
 	static unsigned seq;
-	char name[64]; /* fits by construction: a name of the table (<= 10 bytes), '.', 10 digits */
-	snprintf(name, sizeof(name), "%s.%u", ctx->bench->name, ++seq);
+	char name[64]; /* fits by construction: a name of the table (<= 10 bytes), 2 x ('.', 10 digits) */
+	spread_from_parent(ctx, s);
+	/* The pid in the name: the Orlov allocator starts its search at the
+	 * name's hash, so the next process's directory does not start where
+	 * this one's did. */
+	snprintf(name, sizeof(name), "%s.%u.%u", ctx->bench->name, (unsigned)getpid(), ++seq);
 	if (osm_file_path(&s->t, name, s->dir, sizeof(s->dir))) {
 		s->dir[0] = 0;
 		return osm_fail(ctx, OSM_ERROR, "dir=%s: the work directory's path is too long", s->t.dir);
@@ -166,14 +244,69 @@ static int populate(struct osm_ctx *ctx, struct meta_state *s)
 	s->names = malloc((size_t)s->files * NAME_LEN);
 	if (!s->names)
 		return osm_fail(ctx, OSM_ERROR, "out of memory for %lld names", (long long)s->files);
-	for (int64_t i = 0; i < s->files; i++) {
+	for (int64_t i = 0; i < s->files; i++)
 		snprintf(s->names + (size_t)i * NAME_LEN, NAME_LEN, "f%07u", (unsigned)i);
+	if (fresh)
+		return name_population(ctx, s);
+	for (int64_t i = 0; i < s->files; i++) {
 		int st = create_file(ctx, s, name_of(s, i));
 		if (st != OSM_OK)
 			return st;
-		s->made++;
+		s->inodes++;
 	}
 	return OSM_OK;
+}
+
+static void new_name(struct meta_state *s, char *name)
+{
+	snprintf(name, NAME_LEN, "n%llu", ++s->next);
+}
+
+/* The inode slots the allocator stepped over for a new file in the
+ * directory: its inode number less the directory's and its population's
+ * (ext4 numbers a group's inodes in order: in a group of its own the
+ * directory, the population and the new file are consecutive, gap 0). */
+static int inode_gap(struct osm_ctx *ctx, struct meta_state *s, int64_t *gap)
+{
+	char name[NAME_LEN];
+	struct stat d, f;
+	new_name(s, name);
+	int st = create_file(ctx, s, name);
+	if (st == OSM_OK && (fstat(s->dfd, &d) || fstatat(s->dfd, name, &f, 0)))
+		st = osm_fail(ctx, OSM_ERROR, "stat %s/%s: %s", s->dir, name, strerror(errno));
+	if (st == OSM_OK)
+		*gap = (int64_t)f.st_ino - (int64_t)d.st_ino - 1 - s->inodes;
+	unlinkat(s->dfd, name, 0);
+	return st;
+}
+
+/* The directory, populated; for create and unlink on a file system that
+ * took FS_TOPDIR_FL, checked to have a block group of its own: a gap over
+ * GAP_FRESH means the group holds other inodes, used or freed in the last
+ * minutes (an earlier directory's group that the allocator chose again),
+ * and a new directory is made, at most PLACES times. extra.inode_gap is
+ * the measured directory's. */
+static int place(struct osm_ctx *ctx, struct meta_state *s, int fresh)
+{
+	int st = populate(ctx, s, fresh);
+	for (int tries = 1; st == OSM_OK && fresh && s->spread; tries++) {
+		int64_t gap = 0;
+		st = inode_gap(ctx, s, &gap);
+		if (st != OSM_OK)
+			break;
+		osm_add_extra(ctx, "inode_gap", (double)gap);
+		osm_add_extra(ctx, "dir_tries", tries);
+		if ((gap >= 0 && gap <= GAP_FRESH) || tries == PLACES)
+			break;
+		close(s->dfd);
+		s->dfd = -1;
+		remove_dir(s);
+		free(s->names);
+		s->names = NULL;
+		s->inodes = 0;
+		st = populate(ctx, s, fresh);
+	}
+	return st;
 }
 
 /* A shuffle of 0..files-1 (xorshift64, fixed seed: the same order every run). */
@@ -218,7 +351,7 @@ int osm_file_meta_setup(struct osm_ctx *ctx)
 			memset(s->data, 'a', s->file_bytes);
 	}
 	if (st == OSM_OK)
-		st = populate(ctx, s);
+		st = place(ctx, s, fresh);
 	if (st == OSM_OK && !fresh)
 		st = shuffle(ctx, s);
 	if (st != OSM_OK) {
@@ -226,6 +359,7 @@ int osm_file_meta_setup(struct osm_ctx *ctx)
 		return st;
 	}
 	osm_add_extra(ctx, "files", (double)s->files);
+	osm_add_extra(ctx, "population_inodes", (double)s->inodes);
 	ctx->priv = s;
 	return OSM_OK;
 }
@@ -238,11 +372,6 @@ static int done(struct osm_ctx *ctx, struct meta_state *s, uint64_t batch, doubl
 	ctx->self_ns = ns;
 	osm_add_extra(ctx, "ops_per_s", s->ns > 0 ? 1e9 * (double)s->ops / s->ns : 0);
 	return OSM_OK;
-}
-
-static void new_name(struct meta_state *s, char *name)
-{
-	snprintf(name, NAME_LEN, "n%llu", ++s->next);
 }
 
 static int remove_file(struct osm_ctx *ctx, struct meta_state *s, const char *name)
