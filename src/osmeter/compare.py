@@ -52,6 +52,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .memlevels import CACHE_EDGE
 from .repeats import UNSTABLE, Uncertainty, log_se_of_ci
 from .stats import (
     BOOTSTRAP_RESAMPLES,
@@ -74,7 +75,8 @@ DEFAULT_THRESHOLD = 0.05  # 5 %: see docs/compare.md
 BASELINE_STREAM = 1
 RUN_STREAM = 2
 # Flags of either side that a verdict shows next to it (docs/compare.md).
-CAVEAT_FLAGS = ("precision-unmet", "calibration-timeout", UNSTABLE, "repetition-failed", "not-pinned", "tsc-unstable")
+CAVEAT_FLAGS = ("precision-unmet", "calibration-timeout", UNSTABLE, "repetition-failed", "not-pinned", "tsc-unstable",
+                CACHE_EDGE)
 METHOD = (
     "ratio of medians; 95 % percentile-bootstrap interval, each run resampled independently "
     f"at its effective sample size n/tau ({BOOTSTRAP_RESAMPLES} resamples, fixed seed); "

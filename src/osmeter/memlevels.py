@@ -272,6 +272,81 @@ def analyse_results(results: Iterable[Any], machine: Mapping[str, Any] | None) -
     return out
 
 
+# --------------------------------------------------------------------------
+# The last cache's edge: sizes whose latency one run cannot vouch for
+
+CACHE_EDGE = "cache-edge"  # the flag of a mem.latency result whose size lies in the band (issue 30)
+
+
+@dataclass(frozen=True)
+class EdgeBand:
+    """Working-set sizes between the last cache level and memory: low < size < high.
+
+    low is half the largest size still on the plateau of the last-level
+    cache (the level numbered as sysfs's largest cache, else the curve's last
+    cache level): the plateau's last doubling is in the band, where a shared
+    cache's plateau already climbs (19 % per doubling on the recorded EPYC
+    guest) and a run with a smaller share ends it earlier. high is the larger
+    of the last-level cache's sysfs size (inside, <=) and the first size on
+    the memory plateau (outside). In between, a size's latency depends on how
+    much of a shared cache the process gets from one run to the next (a
+    virtual machine's slice of the L3, the other tenants' use of it):
+    measured 5-8x apart between identical runs at 6.6-10.5 MiB on a 2-vCPU
+    EPYC guest whose sysfs L3 is 32 MiB."""
+
+    low: int
+    high: int
+    high_inclusive: bool
+    level: str  # the cache level the band follows ("L3")
+
+    def holds(self, size: int) -> bool:
+        return self.low < size and (size <= self.high if self.high_inclusive else size < self.high)
+
+    @property
+    def text(self) -> str:
+        return (f"{CACHE_EDGE}: above {fmt_bytes(self.low)} (a doubling below the end of {self.level}'s plateau) "
+                f"up to {fmt_bytes(self.high)} (where the curve reaches memory, or the cache's sysfs size)")
+
+
+def edge_band(detection: Detection, caches: Sequence[Mapping[str, Any]] | None) -> EdgeBand | None:
+    """The band after the last cache level of a curve (EdgeBand), or None
+    when the curve shows no cache level, or the band would be empty."""
+    found = detection.caches
+    if not found:
+        return None
+    sysfs = _sysfs_by_level(caches)
+    top = max(sysfs) if sysfs else None
+    last = next((lv for lv in found if top is not None and lv.name == f"L{top}"), found[-1])
+    llc = sysfs[top][0] if top is not None else None
+    memory = detection.memory.first_bytes if detection.memory is not None else None
+    low = last.last_bytes // 2
+    if llc is not None and (memory is None or llc >= memory):
+        band = EdgeBand(low, llc, True, last.name)
+    elif memory is not None:
+        band = EdgeBand(low, memory, False, last.name)
+    else:
+        return None
+    return band if band.high > band.low else None
+
+
+def run_edge_band(results: Iterable[Any], machine: Mapping[str, Any] | None) -> EdgeBand | None:
+    """The band of a run: from its random base-page mem.latency curve (the
+    standard suite's sweep), None without one."""
+    curve = curves_from_results(results).get(("random", 64, 0))
+    if not curve or len(curve) < 2 * MIN_POINTS:
+        return None
+    caches = (machine or {}).get("caches")
+    return edge_band(detect_levels(curve), caches if isinstance(caches, list) else None)
+
+
+def in_edge_band(result: Any, band: EdgeBand | None) -> bool:
+    """An ok mem.latency result whose working set lies in the band."""
+    if band is None or getattr(result, "bench", None) != BENCH or getattr(result, "status", None) != "ok":
+        return False
+    size = (result.extra or {}).get("size_bytes", (result.params or {}).get("size"))
+    return isinstance(size, (int, float)) and band.holds(int(size))
+
+
 def tlb_penalty(base: Sequence[CurvePoint], huge: Sequence[CurvePoint]) -> list[tuple[int, float, float]]:
     """(size, ns with base pages, ns with huge pages) at the sizes both curves measured."""
     h = {p.size_bytes: p.ns for p in prepare_points(huge)}

@@ -30,6 +30,7 @@ from . import legacy, spool
 from .version import __version__
 from .errors import RecordError, StoreError
 from .hotspots.merge import merge_profiles
+from .memlevels import CACHE_EDGE, in_edge_band, run_edge_band
 from .model import BenchResult, NewRun
 from .records import (
     Counters,
@@ -497,8 +498,22 @@ class RunRecorder:
             reason = None
         status = "incomplete" if reason else "complete"
         end_time = self.end.end_time if self.end is not None else utc_now()
+        self._flag_cache_edges()
         self._store.finish_run(self.run_id, status, end_time, reason)
         return status
+
+    def _flag_cache_edges(self) -> None:
+        """The run's mem.latency results between its last cache and memory
+        (memlevels.EdgeBand, read off the run's own curve) get the flag
+        cache-edge: a figure there depends on the share of a shared cache the
+        run got, so compare shows it as a caveat (issue 30)."""
+        assert self.run_id is not None
+        band = run_edge_band(self.results, self.meta.machine if self.meta is not None else None)
+        for seq, r in enumerate(self.results):
+            if in_edge_band(r, band) and CACHE_EDGE not in r.flags:
+                flagged = replace(r, flags=r.flags + (CACHE_EDGE,))
+                self._store.replace_result(self.run_id, flagged, self._pooled_samples(seq))
+                self.results[seq] = flagged
 
     def _finish_lost(self, problem: str | None) -> str | None:
         """After lose_store: the stored run marked incomplete, if the store

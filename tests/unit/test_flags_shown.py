@@ -236,6 +236,22 @@ def test_compare_json_has_flags_caveat_and_method(cli, caveat_runs) -> None:
     assert "--max-time" in doc["flag_legend"]["precision-unmet"]
 
 
+def test_compare_shows_cache_edge_as_a_caveat_with_its_legend(cli, store_path: Path) -> None:
+    """Issue 30: an L3-edge size 3x slower in the second run (the VM got less of the L3) is
+    significant, but with the caveat cache-edge and what to do about it."""
+    edge = {"size": 8 * 1024 * 1024, "pattern": "random", "stride": 64, "thp": 0}
+    add_run(store_path, [{"bench": "mem.latency", "params": edge, "samples": samples(40.0, 2000)}], label="a")
+    add_run(store_path, [{"bench": "mem.latency", "params": edge, "samples": samples(120.0, 2000, seed=3),
+                          "flags": ("cache-edge",)}], label="b")
+    r = cli("compare", "1", "2")
+    assert r.code == 0, r.err
+    row = next(line for line in r.out.splitlines() if line.startswith("mem.latency"))
+    assert row.endswith("slower [cache-edge]")
+    assert "1 with a caveat" in r.out and "mem-levels" in r.out
+    doc = json.loads(cli("compare", "1", "2", "--json").out)
+    assert doc["comparisons"][0]["caveat"] == "cache-edge" and doc["significant_with_caveat"] == 1
+
+
 def test_compare_heatmap_marks_a_caveat(cli, caveat_runs, tmp_path: Path) -> None:
     out = tmp_path / "heat.html"
     assert cli("compare", "1", "2", "-o", str(out)).code == 0

@@ -11,12 +11,17 @@ import pytest
 
 from osmeter.commands.memlevels import mem_levels
 from osmeter.memlevels import (
+    CACHE_EDGE,
     CurvePoint,
+    EdgeBand,
     analyse_results,
     compare_with_sysfs,
     curves_from_results,
     detect_levels,
+    edge_band,
+    in_edge_band,
     render_text,
+    run_edge_band,
     tlb_penalty,
 )
 
@@ -369,6 +374,18 @@ def test_recorded_epyc_sweep_shows_l1_l2_and_an_effective_l3():
     assert [lv.name for lv in huge.detection.levels] == ["L3", "memory"]
 
 
+def test_recorded_epyc_sweep_flags_the_sizes_that_moved_between_runs():
+    """Issue 30: 6.6-10.5 MiB varied 5-8x between three standard runs on such a guest.
+    This curve's L3 plateau ends at 8 MiB: the band is above 4 MiB up to sysfs's 32 MiB."""
+    run, results = exported_results(EPYC)
+    band = run_edge_band(results, run["machine"])
+    assert band is not None and band.level == "L3"
+    assert (band.low, band.high, band.high_inclusive) == (4 * MiB, 32 * MiB, True)
+    flagged = sorted({r.params["size"] for r in results if in_edge_band(r, band)})
+    assert flagged[0] > 4 * MiB and flagged[-1] == 32 * MiB
+    assert all(band.holds(s) for s in (6658048, 8 * MiB, 10568704))
+
+
 def test_mem_levels_command_on_the_recorded_epyc_sweep():
     run, results = exported_results(EPYC)
     store = SimpleNamespace(run=lambda ref: SimpleNamespace(id=run["id"], machine=run["machine"]),
@@ -419,3 +436,58 @@ def test_synthetic_icelake_like_curve_shows_l1_l2_and_l3():
         assert_sizes_where_the_curve_shows_them(det)
         checks = {c.level: c for c in compare_with_sysfs(det, ICELAKE_SYSFS)}
         assert checks[1].agree and checks[2].agree and checks[3].detected is not None
+
+
+# The last cache's edge (issue 30): sizes whose latency one run cannot vouch for.
+VM_CACHES = [
+    {"level": 1, "type": "Data", "size_bytes": 32 * KiB},
+    {"level": 2, "type": "Unified", "size_bytes": 512 * KiB},
+    {"level": 3, "type": "Unified", "size_bytes": 32 * MiB},
+]
+
+
+def test_a_vm_slice_of_the_l3_flags_sizes_up_to_the_sysfs_size():
+    # The guest's effective L3 ends near 5 MiB, sysfs says 32 MiB: everything
+    # past the plateau up to 32 MiB moves with the neighbours' use of the L3.
+    det = detect_levels(staircase([(32 * KiB, 1.4), (512 * KiB, 4.5), (5 * MiB, 15.0)], memory_ns=120.0))
+    band = edge_band(det, VM_CACHES)
+    assert band is not None and band.level == "L3"
+    # From a doubling below the plateau's end: its last doubling is where a smaller share ends it.
+    assert 2 * MiB <= band.low <= 3 * MiB and band.high == 32 * MiB and band.high_inclusive
+    assert [band.holds(s) for s in (2 * MiB, 4 * MiB, 10 * MiB, 32 * MiB, 33 * MiB)] == [False, True, True, True, False]
+    assert band.text.startswith(CACHE_EDGE) and "32 MiB" in band.text
+
+
+def test_bare_metal_flags_the_climb_up_to_the_memory_plateau():
+    # The L3 plateau reaches its sysfs size; memory from twice it: the band is the climb.
+    det = detect_levels(staircase([(32 * KiB, 1.4), (512 * KiB, 4.5), (32 * MiB, 15.0)], memory_ns=90.0))
+    band = edge_band(det, VM_CACHES)
+    assert band is not None and det.memory is not None
+    assert band.high == det.memory.first_bytes and not band.high_inclusive
+    assert not band.holds(band.low) and not band.holds(15 * MiB) and band.holds(17 * MiB) and band.holds(40 * MiB)
+    assert not band.holds(det.memory.first_bytes)
+    # Without sysfs: the same band, from the curve alone.
+    assert edge_band(det, None) == band
+
+
+def test_no_band_without_a_cache_level():
+    flat = detect_levels([CurvePoint(s, 100.0) for s in sizes(hi=64 * MiB)])
+    assert edge_band(flat, VM_CACHES) is None
+
+
+def test_a_run_flags_its_mem_latency_results_in_the_band_only():
+    base = staircase([(32 * KiB, 1.4), (512 * KiB, 4.5), (5 * MiB, 15.0)], memory_ns=120.0)
+    res = [result(p.size_bytes, p.ns) for p in base]
+    res += [result(8 * MiB, 60.0, thp=1), result(8 * MiB, 1.0, status="skip"),
+            SimpleNamespace(bench="mem.bandwidth", status="ok", params={"size": 8 * MiB}, extra={})]
+    band = run_edge_band(res, {"caches": VM_CACHES})
+    assert isinstance(band, EdgeBand)
+    flagged = [r for r in res if in_edge_band(r, band)]
+    assert flagged and all(r.bench == "mem.latency" and r.status == "ok" for r in flagged)
+    assert {r.params["size"] for r in flagged} == {r.params["size"] for r in res
+                                                   if r.bench == "mem.latency" and r.status == "ok"
+                                                   and band.low < r.params["size"] <= 32 * MiB}
+    assert any(r.params["thp"] == 1 for r in flagged)
+    # One size is no curve: no band, nothing flagged.
+    assert run_edge_band(res[:2], {"caches": VM_CACHES}) is None
+    assert not in_edge_band(res[0], None)

@@ -113,3 +113,36 @@ def test_end_counts_mismatch_is_noted(store_at: StoreAt) -> None:
     items[-1] = dict(items[-1], counts={"ok": 9, "skip": 1, "error": 1})
     recorder = feed_all(store_at.location, items)
     assert "counts" in recorder.notes[0]
+
+
+def test_mem_latency_results_at_the_last_caches_edge_are_flagged(store_at: StoreAt) -> None:
+    """The run's own mem.latency curve decides the band (memlevels.edge_band):
+    sizes past the L3 plateau up to the L3's sysfs size carry cache-edge."""
+    kib, mib = 1024, 1024 * 1024
+    meta = dict(objs()[0])
+    meta["machine"] = {**meta["machine"], "caches": [
+        {"level": 1, "type": "Data", "size_bytes": 32 * kib},
+        {"level": 2, "type": "Unified", "size_bytes": 512 * kib},
+        {"level": 3, "type": "Unified", "size_bytes": 32 * mib}]}
+    items: list[dict[str, Any]] = [meta]
+    sizes = [int(kib * 2 ** (k / 2)) // 64 * 64 for k in range(0, 37)]  # 1 KiB .. 256 MiB
+    for size in sizes:
+        ns = 1.4 if size <= 32 * kib else 4.5 if size <= 512 * kib else 15.0 if size <= 4 * mib else 120.0
+        params = {"size": size, "pattern": "random", "stride": 64, "thp": 0}
+        items.append({"type": "samples", "bench": "mem.latency", "params": params, "unit": "ns", "batch": 100,
+                      "values": [ns] * 3})
+        items.append({"type": "result", "bench": "mem.latency", "params": params, "unit": "ns", "n": 3,
+                      "min": ns, "median": ns, "mean": ns, "batch": 100, "cpu": 1, "placement": None,
+                      "elapsed_s": 0.1, "stop_reason": "rse", "ref_cycles": None, "extra": {"size_bytes": size}})
+    items.append({"type": "end", "status": "complete", "signal": None, "end_time": "2026-11-22T07:41:10Z",
+                  "counts": {"ok": len(sizes), "skip": 0, "error": 0}})
+    recorder = feed_all(store_at.location, items)
+    flagged = [r.params["size"] for r in recorder.results if "cache-edge" in r.flags]
+    assert flagged == [s for s in sizes if 2 * mib < s <= 32 * mib]  # from a doubling below the plateau's end
+    store = open_store(store_at.location, create=False)
+    try:
+        stored = store.results(store.run("1").id)
+        assert [r.params["size"] for r in stored if "cache-edge" in r.flags] == flagged
+        assert store.samples(store.run("1").id, stored[-1].seq) is not None
+    finally:
+        store.close()

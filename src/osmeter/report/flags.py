@@ -2,7 +2,7 @@
 
 A result's flags (model.BenchResult.flags) come from the probe
 (`precision-unmet`, `calibration-timeout`, `not-pinned`, `tsc-unstable`)
-and from osmeter (`unstable`, `repetition-failed`); docs/report.md,
+and from osmeter (`unstable`, `repetition-failed`, `cache-edge`); docs/report.md,
 "Flags", lists them (docs/statistics.md says how they are set). Every
 output that shows a result or a comparison shows its flags (show, the
 reports, compare, the exports) and, under the table, a legend of the flags
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .. import textsafe
+from ..memlevels import CACHE_EDGE
 from ..model import BenchResult
 from ..fmt import scale_of
 from ..repeats import BIMODAL, UNSTABLE, UNSTABLE_SPREAD
@@ -66,6 +67,14 @@ FLAGS: tuple[Flag, ...] = (
         "not-pinned",
         "the probe could not pin itself to its CPU, so the scheduler may have moved it while timing",
         "give --cpu with a CPU this process may use (taskset, cpusets)",
+    ),
+    Flag(
+        CACHE_EDGE,
+        "a mem.latency size between the end of the last cache's plateau and memory, read off the run's own "
+        "curve (docs/methods/mem.md, \"The last cache's edge\"): its latency depends on how much of a shared "
+        "cache this run got (a virtual machine's slice of the L3, the neighbours' use of it), so it moves "
+        "between identical runs, up to several times",
+        "compare the plateaus (osmeter mem-levels) or the sizes outside the band, not one size inside it",
     ),
     Flag(
         "tsc-unstable",
