@@ -417,6 +417,9 @@ class Comparison:
     flags: tuple[str, ...] = ()
     method: str = METHOD_BOOTSTRAP  # METHODS: how the interval was made
     stats: tuple[StatChange, ...] = ()  # the maximum and/or the variance, when compared (stats_for)
+    # A significant change smaller than this machine resolved for the instance (osmeter noise):
+    # "below this machine's noise (noise run 12: ±6.1%)"; "" otherwise, or without a noise result.
+    noise: str = ""
 
     def stat(self, name: str) -> StatChange | None:
         return next((s for s in self.stats if s.stat == name), None)
@@ -511,6 +514,7 @@ def comparison_of(baseline: Instance, other: Instance, run_id: int, baseline_id:
         "method": method,
         "stats": tuple(STAT_FUNCTIONS[name](baseline.samples, other.samples, other.unit, threshold)
                        for name in EXTRA_STATS if name in stats) if stats else (),
+        "noise": "",
     })
 
 

@@ -69,6 +69,7 @@ class Outcome:
     read: dict[int, list[BenchResult]] = field(default_factory=dict)  # run id -> its results, as read
     _deltas: dict[int, list[ctr.CounterDelta]] = field(default_factory=dict)  # id(comparison) -> deltas
     _keys: dict[int, Key] = field(default_factory=dict)  # id(comparison) -> the instance key it compares
+    noise: dict[str, Any] | None = None  # the noise result applied (osmeter noise; noise.apply), if any
 
     def add(self, comparison: cmp.Comparison, deltas: list[ctr.CounterDelta], key: Key | None = None) -> None:
         self.comparisons.append(comparison)
@@ -76,6 +77,16 @@ class Outcome:
             self._deltas[id(comparison)] = deltas
         if key is not None:
             self._keys[id(comparison)] = key
+
+    def swap(self, new: Mapping[int, cmp.Comparison]) -> None:
+        """Each comparison c with id(c) in `new` replaced by new[id(c)] (the same instance, e.g. with a
+        noise caveat), its counters and key with it."""
+        for i, old in enumerate(self.comparisons):
+            if id(old) in new:
+                self.comparisons[i] = repl = new[id(old)]
+                for table in (self._deltas, self._keys):
+                    if id(old) in table:
+                        table[id(repl)] = table.pop(id(old))
 
     def key_of(self, comparison: cmp.Comparison) -> Key | None:
         """The instance (bench, canonical params, occurrence) this comparison compares, when known."""

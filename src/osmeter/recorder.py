@@ -20,7 +20,7 @@ are recomputed from all of them (osmeter.repeats) and stored again.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Union
 
@@ -63,6 +63,7 @@ class RunContext:
     source: str  # run / import
     host: str | None = None  # osmeter fleet run: the inventory name of the host
     fleet: str | None = None  # osmeter fleet run: the fleet run's id
+    meta: dict[str, Any] = field(default_factory=dict)  # osmeter's own, added to the run's meta (osmeter noise's tag)
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ class RunRecorder:
         if meta.command not in ("run", "hotspots"):
             raise RecordError(f"meta.command is {meta.command!r}: only the output of `osmeter-probe run` or "
                               "`osmeter-probe hotspots` holds a run")
-        meta_without_machine = {k: v for k, v in meta.raw.items() if k != "machine"}
+        meta_without_machine = {**{k: v for k, v in meta.raw.items() if k != "machine"}, **self._context.meta}
         self.uid = str(uuid.uuid4())
         self.run_id = self._store.create_run(
             NewRun(

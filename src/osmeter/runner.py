@@ -294,17 +294,18 @@ def _repetition_ok(outcome: Outcome, recorder: RunRecorder) -> bool:
     )
 
 
-def record_run(opts: RunOptions, store: Store, probe: Path,
-               cg: cgroup.MemoryCgroup | None = None) -> tuple[RunRecorder, Outcome, str]:
+def record_run(opts: RunOptions, store: Store, probe: Path, cg: cgroup.MemoryCgroup | None = None,
+               meta: dict[str, Any] | None = None) -> tuple[RunRecorder, Outcome, str]:
     """Run and store; with `cg` (--cgroup-mem) the probe runs inside that memory
-    cgroup. Returns the recorder, how the probe's side ended and the run's
+    cgroup; `meta`: osmeter's own entries of the run's meta (osmeter noise's
+    tag). Returns the recorder, how the probe's side ended and the run's
     status, once warnings and notes are said; the caller shows the run and
     then returns verdict(...)."""
     argv = probe_argv(probe, opts)
     params: dict[str, Any] = {**asdict(opts), "repeat": opts.repetitions}
     if cg is not None:
         params["cgroup"] = {**cg.describe(), "scope": "the whole run"}
-    context = RunContext(label=opts.label, argv=argv, params=params, source="run")
+    context = RunContext(label=opts.label, argv=argv, params=params, source="run", meta=dict(meta or {}))
     recorder = RunRecorder(store, context, repetitions=opts.repetitions)
     progress = make_progress(sys.stderr)
     spool = Spool()

@@ -17,9 +17,9 @@ from typing import Any
 # (the command's name, its module), in the order `osmeter --help` lists them
 MODULES = (
     ("run", "run"), ("list", "list_"), ("runs", "runs"), ("show", "show"), ("compare", "compare"),
-    ("report", "report"), ("plot", "plot"), ("export", "export"), ("import", "import_"), ("sysinfo", "sysinfo"),
-    ("serve", "serve"), ("study", "study"), ("hotspots", "hotspots"), ("mem-levels", "memlevels"),
-    ("page-cache", "pagecache"), ("fleet", "fleet"), ("store", "store_cmd"),
+    ("noise", "noise"), ("report", "report"), ("plot", "plot"), ("export", "export"), ("import", "import_"),
+    ("sysinfo", "sysinfo"), ("serve", "serve"), ("study", "study"), ("hotspots", "hotspots"),
+    ("mem-levels", "memlevels"), ("page-cache", "pagecache"), ("fleet", "fleet"), ("store", "store_cmd"),
 )
 NAMES = tuple(name for name, _ in MODULES)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import compare as cmp
-from .. import outfile, textsafe
+from .. import noise, outfile, textsafe
 from ..comparing import compare_runs, raise_regressions, resolve_runs
 from ..errors import UsageError
 from ..explain import explain
@@ -48,7 +48,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".svg": "svg", ".png": "png", ".pdf
 HEATMAP_FORMATS = ("html", "svg", "png", "pdf")
 
 
-def _percent(text: str) -> float:
+def percentage(text: str) -> float:
     try:
         value = float(text.rstrip("%"))
     except ValueError:
@@ -88,14 +88,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--threshold",
         metavar="PCT",
-        type=_percent,
+        type=percentage,
         default=100 * cmp.DEFAULT_THRESHOLD,
         help=f"noise threshold in %%: smaller changes are never significant (default {100 * cmp.DEFAULT_THRESHOLD:g})",
     )
     p.add_argument(
         "--fail-above",
         metavar="PCT",
-        type=_percent,
+        type=percentage,
         help="exit with status 10 when a significant change for the worse exceeds PCT %% (for CI pipelines)",
     )
     p.add_argument(
@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         with paused():  # the runs' results and their comparisons: many objects, no cycles (gcpause)
             runs = resolve_runs(store, args.runs, args.baseline)
             outcome = compare_runs(store, runs, threshold, args.stat)
+            noise.apply(outcome, store, threshold)  # the caveat of a change below this machine's noise, if known
             outcome.profile_links = diff_links(store, runs)
             explained = explain(store, outcome, threshold) if args.explain else None
             # the LEBench rows the runs recorded (for every output's lebench_row) and --names lebench

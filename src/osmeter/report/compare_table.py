@@ -33,6 +33,9 @@ LEAD = "LEBench row"
 COUNTERS = "counters per operation (baseline → run)"
 CAVEAT_MARK = "!"  # after a heatmap cell's change: a figure behind it carries a flag
 
+NOISE_TITLE = ("a significant change smaller than the smallest change this machine resolved for the instance in "
+               "its A/A test (osmeter noise; docs/compare.md, 'What this machine can resolve')")
+
 CountersOf = Callable[[Comparison], Sequence[ctr.CounterDelta]]
 
 
@@ -45,8 +48,10 @@ def change_text(c: Comparison) -> str:
 
 
 def verdict_text(c: Comparison) -> str:
-    """`slower [precision-unmet, unstable]`: the verdict with the flags that qualify it."""
-    return f"{c.verdict} [{c.caveat}]" if c.caveat else c.verdict
+    """`slower [precision-unmet, unstable]`: the verdict with the flags that qualify it, then the
+    noise caveat (osmeter noise) when it has one: `slower [below this machine's noise (...)]`."""
+    text = f"{c.verdict} [{c.caveat}]" if c.caveat else c.verdict
+    return f"{text} [{c.noise}]" if c.noise else text
 
 
 def counter_delta_text(d: ctr.CounterDelta) -> str:
@@ -71,6 +76,8 @@ def cell_title(c: Comparison, deltas: Sequence[ctr.CounterDelta] = (), instance:
         text += f"\ncaveat: {caveat}\n" + "\n".join(
             f"{name}: {meaning}" for name, meaning in fl.legend(caveat.split(", "))
         )
+    if c.noise:
+        text += f"\ncaveat: {c.noise}"
     if deltas:
         text += "\ncounters (baseline → run):\n" + "\n".join(counter_delta_text(d) for d in deltas)
     return text
@@ -80,6 +87,8 @@ def _verdict_html(c: Comparison) -> str:
     caveat = "".join(
         f' <span class="flag" title="{esc(fl.describe(f))}">{esc(f)}</span>' for f in c.caveat.split(", ") if f
     )
+    if c.noise:
+        caveat += f' <span class="flag noise" title="{esc(NOISE_TITLE)}">{esc(c.noise)}</span>'
     return f'<span class="badge {esc(c.verdict)}">{esc(c.verdict)}</span>{caveat}'
 
 

@@ -53,7 +53,17 @@ def summary_line(outcome: Outcome, threshold: float) -> str:
         f"significant = 95% interval of the ratio excludes 1 and |change| > {100 * threshold:g}% "
         "(--threshold); for a rate (bytes_per_s) a rise is faster"
     )
-    return "\n".join([line, *cs.summary_lines(outcome.comparisons, threshold)])
+    return "\n".join([line, *noise_lines(outcome), *cs.summary_lines(outcome.comparisons, threshold)])
+
+
+def noise_lines(outcome: Outcome) -> list[str]:
+    """What the machine's noise result (osmeter noise) did, when one applied: nothing without one."""
+    if outcome.noise is None:
+        return []
+    below = sum(1 for c in outcome.comparisons if c.significant and c.noise)
+    return [f"{below} significant change{'s' if below != 1 else ''} below this machine's noise: smaller than what "
+            f"noise run {outcome.noise['run']} resolved for the instance (osmeter noise; docs/compare.md, "
+            "\"What this machine can resolve\")"]
 
 
 def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | None = None) -> str:
@@ -132,6 +142,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
     labels = labels or nm.InstanceLabels(None)
     runs = outcome.runs
     significant = [c for c in outcome.comparisons if c.significant]
+    ordered = ordered_comparisons(outcome, labels)
     doc: dict[str, Any] = {
         "osmeter_compare": COMPARE_SCHEMA,
         "baseline": runs[0].id,
@@ -165,7 +176,7 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
                 "counters": counters_json(outcome.deltas(c)),
                 "stats": cs.stats_json(c),
             }
-            for c in ordered_comparisons(outcome, labels)
+            for c in ordered
         ],
         "stat_methods": {name: cmp.STAT_METHODS[name] for name in cmp.EXTRA_STATS
                          if any(c.stat(name) for c in outcome.comparisons)},
@@ -176,6 +187,10 @@ def document(outcome: Outcome, threshold: float, fail_above: float | None,
         ],
         "not_compared": outcome.not_compared,
     }
+    if outcome.noise is not None:  # osmeter noise's result applied: keys only then (docs/compare.md)
+        doc["noise"] = {**outcome.noise, "significant_below": sum(1 for c in significant if c.noise)}
+        for entry, c in zip(doc["comparisons"], ordered):
+            entry["noise_caveat"] = c.noise
     if fail_above is not None:
         doc["fail_above"] = fail_above
         doc["regressions_above"] = len(cmp.regressions_above(outcome.comparisons, fail_above))

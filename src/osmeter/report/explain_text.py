@@ -75,6 +75,8 @@ def _change_line(e: Explanation) -> str:
         line += f"\n  {_signed(e.delta_ns)} per op (95 % CI {_signed(lo)} .. {_signed(hi)})"
     if c.caveat:
         line += f"\n  caveat: {c.caveat}"
+    if c.noise:
+        line += f"\n  caveat: {c.noise}"
     return line
 
 

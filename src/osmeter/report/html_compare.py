@@ -46,7 +46,7 @@ def _heat_cell(c: Comparison | None, counters_of: CountersOf = no_counters,
     colour = plots.heat_colour(c.worse) if c.significant else plots.GREY
     cls = "cell" if c.significant else "cell ns"
     mark = ""
-    if c.caveat:  # a figure behind the verdict is flagged: marked, and named in the title
+    if c.caveat or c.noise:  # a flagged figure behind the verdict, or below the noise: marked, named in the title
         cls += " caveat"
         mark = f'<span class="mark">{CAVEAT_MARK}</span>'
     text = plots.percent_text(c.change)

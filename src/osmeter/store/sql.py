@@ -344,6 +344,18 @@ class SQLStore:
             self.insert_rows("imported_files", [{"run_id": run_id, "position": i, "sha256": d}
                                                 for i, d in enumerate(file_digests)])
 
+    def set_run_meta(self, run_id: int, key: str, value: Any) -> None:
+        """`value` (JSON) stored as the run's meta[key], its other meta kept (osmeter noise's result)."""
+        def update() -> None:
+            with self._write():
+                rows = self._read("SELECT meta FROM runs WHERE id = :r", {"r": run_id})
+                if not rows:
+                    raise StoreError(f"run {run_id} is not in {self.shown}")
+                meta = {**decode.json_object(rows[0], "meta"), key: value}
+                self._exec("UPDATE runs SET meta = :m WHERE id = :r", {"m": _json(meta), "r": run_id})
+
+        self._retrying(update)
+
     def finish_run(self, run_id: int, status: str, end_time: str, reason: str | None) -> None:
         """The run marked; a second complete run of one host of a fleet run is
         refused by the database (migration 0008), whoever came first."""
