@@ -196,8 +196,7 @@ ParamsOf = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]  # the paramete
 
 
 def document(instances: Sequence[InstanceNoise], runs: Sequence[RunInfo], threshold: float,
-             walls: Mapping[int, float] | None = None, interrupted: str | None = None,
-             params_of: ParamsOf | None = None) -> dict[str, Any]:
+             walls: Mapping[int, float] | None = None, params_of: ParamsOf | None = None) -> dict[str, Any]:
     """The result as stored and written by --json (no NaN: null). `params_of`: the parameters
     each instance's name shows (report.params' telling ones; default every one)."""
     rows = []
@@ -227,7 +226,6 @@ def document(instances: Sequence[InstanceNoise], runs: Sequence[RunInfo], thresh
         "run": ids[-1] if ids else None,
         "threshold": threshold,
         "suite": runs[0].suite if runs else None,
-        "interrupted": interrupted,
         "comparisons": pairs,
         "false_alarms": sum(len(x.false_alarms) for x in instances),
         "families": family_lines(rows),

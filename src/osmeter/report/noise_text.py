@@ -54,8 +54,6 @@ def false_alarm_lines(doc: Mapping[str, Any]) -> list[str]:
 
 def render_text(doc: Mapping[str, Any]) -> str:
     parts = [_runs_line(doc)]
-    if doc.get("interrupted"):
-        parts[0] += f"\n{doc['interrupted']}"
     if not doc["instances"]:
         parts.append("no instance was ok in two runs: nothing to tell")
         return "\n\n".join(parts) + "\n"
