@@ -13,10 +13,13 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -124,3 +127,50 @@ def probe_finished(p: subprocess.Popen[str], timeout: float = 30) -> ProbeRun:
     """Waits for a probe from probe_started: its exit code, records and output."""
     out, err = p.communicate(timeout=timeout)
     return ProbeRun(p.returncode, [json.loads(line) for line in out.splitlines()], out, err)
+
+
+# Retry once under load. A test comparing two figures timed at different
+# moments (fork against fork + exit, huge pages against small) can be split
+# by a busy neighbour that ran during one of them only. Margins cover a
+# steady load (tests must pass under `stress-ng --cpu 2`, see
+# benchmarks/tests_under_load.py); this covers a burst.
+BUSY_SHARE = 0.10  # CPU pressure: some task waited for a CPU this share of the attempt
+
+
+def _cpu_pressure_us() -> int | None:
+    """/proc/pressure/cpu's `some total` (µs some task waited for a CPU), or
+    None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            for line in f:
+                if line.startswith("some "):
+                    return int(line.split("total=")[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
+def machine_was_busy(since: tuple[float, int | None]) -> bool:
+    """Whether the CPUs were contended since `since` (time.monotonic() and
+    _cpu_pressure_us() taken then): CPU pressure above BUSY_SHARE of the
+    time, or without PSI a 1-minute load average of at least the CPU count."""
+    t0, p0 = since
+    p1 = _cpu_pressure_us()
+    if p0 is not None and p1 is not None:
+        return (p1 - p0) / 1e6 > BUSY_SHARE * max(time.monotonic() - t0, 1e-3)
+    return os.getloadavg()[0] >= (os.cpu_count() or 1)
+
+
+def retried_under_load(check: Callable[[], T]) -> T:
+    """Run `check` (it measures and asserts); when it fails while the machine
+    was busy, run it once more and let that attempt decide. A real defect
+    fails both; a failure on a quiet machine is never retried."""
+    since = (time.monotonic(), _cpu_pressure_us())
+    try:
+        return check()
+    except AssertionError as first:
+        if not machine_was_busy(since):
+            raise
+        print(f"retried under load: {str(first).splitlines()[0] if str(first) else 'assertion failed'}",
+              file=sys.stderr)
+    return check()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, retried_under_load, run_probe
 
 # LEBench's 42 figures, in the order OS_Eval.c prints them.
 LEBENCH_ROWS = [
@@ -93,32 +93,40 @@ def test_the_suite_runs_every_available_row_labelled(lebench_run, catalogue):
 def test_fork_and_thread_rows_stop_where_lebench_stops(probe):
     """fork() returning in the parent costs less than fork + the child's exit
     + the parent's wait; pthread_create() returning less than create + join."""
-    r = run_probe(probe, "run", "task.fork", "task.fork_exit", "task.thread_create", "task.thread_join",
-                  "--min-time", "0.05", "--max-time", "0.5", "--min-samples", "20", "--quiet")
-    assert r.rc == 0, r.stderr
-    assert r.result("task.fork")["median"] < 0.9 * r.result("task.fork_exit")["median"]
-    assert r.result("task.thread_create")["median"] < r.result("task.thread_join")["median"]
+    def check():
+        r = run_probe(probe, "run", "task.fork", "task.fork_exit", "task.thread_create", "task.thread_join",
+                      "--min-time", "0.05", "--max-time", "0.5", "--min-samples", "20", "--quiet")
+        assert r.rc == 0, r.stderr
+        assert r.result("task.fork")["median"] < 0.9 * r.result("task.fork_exit")["median"]
+        assert r.result("task.thread_create")["median"] < r.result("task.thread_join")["median"]
+
+    # Timed apart, small margins: a burst of load during one of each pair only splits them.
+    retried_under_load(check)
 
 
 def test_context_switch_row_is_the_raw_round_trip(probe):
     """LEBench's figure is a whole round trip (two switches and two pipe
     transfers); lmbench's is one switch with the pipe cost taken out."""
-    r = run_probe(probe, "run", "ctxsw.pipe_rtt", "ctxsw.pipe", *TINY)
-    assert r.rc == 0, r.stderr
-    rtt = r.result("ctxsw.pipe_rtt")
-    ring = r.result("ctxsw.pipe", mode="process")
-    assert rtt["placement"] == "same_cpu" and rtt["params"] == {"mode": "process", "placement": "same_cpu"}
-    # The ring subtracts the pipe transfer from each hop; the round trip
-    # subtracts nothing.
-    assert "pipe_overhead_ns" not in rtt["extra"] and "raw_ns" not in rtt["extra"]
-    extra = ring["extra"]
-    assert 0 < extra["pipe_overhead_ns"] < extra["raw_ns"]
-    assert ring["median"] == pytest.approx(extra["raw_ns"] - extra["pipe_overhead_ns"], rel=0.05)
-    # Two switches plus two transfers outweigh one bare switch. Not 2x: the two
-    # are timed a second apart, and on a busy guest one switch's cost moves by
-    # half between them (CI saw 2702 ns against 1536 ns).
-    assert rtt["median"] > ring["median"]
-    assert 200 < rtt["median"] < 1_000_000
+    def check():
+        r = run_probe(probe, "run", "ctxsw.pipe_rtt", "ctxsw.pipe", *TINY)
+        assert r.rc == 0, r.stderr
+        rtt = r.result("ctxsw.pipe_rtt")
+        ring = r.result("ctxsw.pipe", mode="process")
+        assert rtt["placement"] == "same_cpu" and rtt["params"] == {"mode": "process", "placement": "same_cpu"}
+        # The ring subtracts the pipe transfer from each hop; the round trip
+        # subtracts nothing.
+        assert "pipe_overhead_ns" not in rtt["extra"] and "raw_ns" not in rtt["extra"]
+        extra = ring["extra"]
+        assert 0 < extra["pipe_overhead_ns"] < extra["raw_ns"]
+        assert ring["median"] == pytest.approx(extra["raw_ns"] - extra["pipe_overhead_ns"], rel=0.05)
+        # Two switches plus two transfers outweigh one bare switch. Not 2x: the two
+        # are timed a second apart, and on a busy guest one switch's cost moves by
+        # half between them (CI saw 2702 ns against 1536 ns): retried once when
+        # the machine was busy.
+        assert rtt["median"] > ring["median"]
+        assert 200 < rtt["median"] < 1_000_000
+
+    retried_under_load(check)
 
 
 def test_fdiv_chain_is_the_whole_chain(probe):
