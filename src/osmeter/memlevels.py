@@ -283,10 +283,11 @@ class EdgeBand:
     """Working-set sizes between the last cache level and memory: low < size < high.
 
     low is half the largest size still on the plateau of the last-level
-    cache (the level numbered as sysfs's largest cache, else the curve's last
-    cache level): the plateau's last doubling is in the band, where a shared
-    cache's plateau already climbs (19 % per doubling on the recorded EPYC
-    guest) and a run with a smaller share ends it earlier. high is the larger
+    cache (the level numbered as sysfs's largest cache): the plateau's last
+    doubling is in the band, where a shared cache's plateau already climbs
+    (19 % per doubling on the recorded EPYC guest) and a run with a smaller
+    share ends it earlier. When the curve shows no plateau for that cache,
+    low is the end of the curve's last cache level's plateau. high is the larger
     of the last-level cache's sysfs size (inside, <=) and the first size on
     the memory plateau (outside). In between, a size's latency depends on how
     much of a shared cache the process gets from one run to the next (a
@@ -319,7 +320,10 @@ def edge_band(detection: Detection, caches: Sequence[Mapping[str, Any]] | None) 
     last = next((lv for lv in found if top is not None and lv.name == f"L{top}"), found[-1])
     llc = sysfs[top][0] if top is not None else None
     memory = detection.memory.first_bytes if detection.memory is not None else None
-    low = last.last_bytes // 2
+    # The plateau's last doubling only for the shared last-level cache (or,
+    # without sysfs, the curve's last cache): a private L2 that the curve
+    # goes on from to memory (no L3 plateau) keeps its whole plateau.
+    low = last.last_bytes // 2 if top is None or last.name == f"L{top}" else last.last_bytes
     if llc is not None and (memory is None or llc >= memory):
         band = EdgeBand(low, llc, True, last.name)
     elif memory is not None:

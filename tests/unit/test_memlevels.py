@@ -470,6 +470,16 @@ def test_bare_metal_flags_the_climb_up_to_the_memory_plateau():
     assert edge_band(det, None) == band
 
 
+def test_no_l3_plateau_flags_from_the_end_of_l2_to_the_l3_sysfs_size():
+    # A thin slice: the curve goes from L2 to memory; L2's own plateau is private, not flagged.
+    det = detect_levels(staircase([(48 * KiB, 2.0), (2 * MiB, 7.0)], memory_ns=140.0))
+    band = edge_band(det, CACHES)
+    assert band is not None and band.level == "L2"
+    l2 = next(lv for lv in det.caches if lv.name == "L2")
+    assert band.low == l2.last_bytes and not band.holds(MiB) and band.holds(3 * MiB)
+    assert band.high == 105 * MiB and band.holds(105 * MiB)
+
+
 def test_no_band_without_a_cache_level():
     flat = detect_levels([CurvePoint(s, 100.0) for s in sizes(hi=64 * MiB)])
     assert edge_band(flat, VM_CACHES) is None
