@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from probe_helpers import TINY, run_probe
+from probe_helpers import TINY, retried_under_load, run_probe
 from task_helpers import as_nobody, run_limited, wait_children, wait_gone
 
 NAMES = ["task.fork", "task.fork_exit", "task.fork_child", "task.vfork", "task.posix_spawn", "task.fork_exec",
@@ -57,16 +57,21 @@ def test_vmas_make_the_fork_dearer(probe):
 
 def test_thp_maps_huge_pages_and_forks_cheaper(probe):
     thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
-    r = run_probe(probe, "run", "task.fork", "--param", "touched_mib=64", "--param", "thp=0,1", *TINY)
-    if "[never]" in thp:
-        assert r.of_type("skip")[0]["params"]["thp"] == 1
-        return
-    assert r.rc == 0, r.stderr
-    huge = r.result("task.fork", thp=1)
-    if huge["extra"]["anon_huge_mib"] < 32:
-        pytest.skip("the kernel gave no huge pages (memory fragmented?)")
-    # A huge page's fork copies one PMD entry instead of 512 PTEs.
-    assert huge["median"] < r.result("task.fork", thp=0)["median"]
+
+    def check():
+        r = run_probe(probe, "run", "task.fork", "--param", "touched_mib=64", "--param", "thp=0,1", *TINY)
+        if "[never]" in thp:
+            assert r.of_type("skip")[0]["params"]["thp"] == 1
+            return
+        assert r.rc == 0, r.stderr
+        huge = r.result("task.fork", thp=1)
+        if huge["extra"]["anon_huge_mib"] < 32:
+            pytest.skip("the kernel gave no huge pages (memory fragmented?)")
+        # A huge page's fork copies one PMD entry instead of 512 PTEs. No
+        # margin, timed apart: retried once when the machine was busy.
+        assert huge["median"] < r.result("task.fork", thp=0)["median"]
+
+    retried_under_load(check)
 
 
 @pytest.mark.skipif(ncpus() < 2, reason="needs two CPUs")
