@@ -69,6 +69,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--label", help="the runs' labels are LABEL-1..LABEL-N (default noise-YYYYmmdd-HHMMSS)")
     p.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
     p.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
+    p.add_argument("--sweep", action="store_true",
+                   help="run each named benchmark over its suite sweep (e.g. cpu.call args=0..7)")
     p.add_argument("--repeat", type=positive_int, metavar="R",
                    help="repetitions per run, as for `osmeter run` (default: the suite's)")
     p.add_argument("--threshold", metavar="PCT", type=percentage, default=100 * cmp.DEFAULT_THRESHOLD,
@@ -85,7 +87,7 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
     return RunOptions(names=tuple(args.names), suite=None if args.names else (args.suite or DEFAULT_SUITE),
                       params=tuple(args.param), cpu=args.cpu, label=None, min_time=args.min_time,
                       max_time=args.max_time, min_samples=None, fifo=None, mlock=False, clock=None,
-                      repeat=args.repeat)
+                      sweep=args.sweep, repeat=args.repeat)
 
 
 def _kept(store: Store, ids: list[int]) -> str:
