@@ -133,6 +133,7 @@ def _flush_standard_streams() -> None:
 STORED_FIRST = {
     "run": "the run is stored (`osmeter runs` lists it)",
     "import": "the file is imported (`osmeter runs` lists it)",
+    "noise": "the runs and the noise result are stored (`osmeter runs` lists them)",
 }
 
 

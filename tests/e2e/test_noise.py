@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from osmeter import noise
-from osmeter.errors import EXIT_USAGE
+from osmeter.errors import EXIT_OUTPUT, EXIT_USAGE
 from osmeter.store import open_store
 
 from ..conftest import FakeProbe, db_rows
 from .test_interrupt import finish, read_progress_until
+from .test_streams import osmeter
 
 
 def stored_runs(store_path: Path) -> list:
@@ -35,6 +36,7 @@ def test_a_bad_run_count_is_refused(cli, store_path: Path) -> None:
     assert not store_path.exists()
 
 
+@pytest.mark.slow  # the fake probe started: about 1.5 s here; CI runs it
 def test_unknown_suite_and_name_are_refused(cli, fake_probe: FakeProbe, store_path: Path) -> None:
     r = cli("noise", "--suite", "huge")
     assert r.code == EXIT_USAGE and "invalid choice: 'huge'" in r.err
@@ -45,6 +47,7 @@ def test_unknown_suite_and_name_are_refused(cli, fake_probe: FakeProbe, store_pa
     assert r.code == EXIT_USAGE and "names or --suite, not both" in r.err
 
 
+@pytest.mark.slow  # two runs of the fake probe: about 2 s here; CI runs it
 def test_runs_stored_tagged_and_the_result_with_the_last(cli, fake_probe: FakeProbe, store_path: Path,
                                                          tmp_path: Path) -> None:
     """Two runs; the second 12 % slower: cpu.call and syscall.null flip
@@ -81,6 +84,16 @@ def test_ctrl_c_keeps_the_runs_stored(fake_probe: FakeProbe, osmeter_proc, store
     assert [(x.label, x.status) for x in runs] == [("cc-1", "complete"), ("cc-2", "incomplete")]
     assert all(noise.RESULT_KEY not in x.meta for x in runs)
     assert fake_probe.processes() == []
+
+
+@pytest.mark.slow  # two osmeter processes' worth: about 2 s
+def test_stdout_closed_says_the_runs_are_stored(fake_probe: FakeProbe, store_path: Path) -> None:
+    r = osmeter("noise", "cpu.call", "--runs", "2", "--repeat", "1", redirect=">&-")
+    assert r.returncode == EXIT_OUTPUT, r.stderr
+    assert r.stderr.endswith("osmeter: error: cannot write to standard output: it is closed; "
+                             "the runs and the noise result are stored (`osmeter runs` lists them)\n"), r.stderr
+    runs = stored_runs(store_path)
+    assert len(runs) == 2 and noise.RESULT_KEY in runs[-1].meta
 
 
 @pytest.mark.slow  # the real probe, two runs: a few seconds
