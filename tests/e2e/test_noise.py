@@ -28,23 +28,23 @@ def stored_runs(store_path: Path) -> list:
         store.close()
 
 
-def test_a_bad_run_count_is_refused(cli, store_path: Path) -> None:
+def test_bad_input_is_refused_before_anything_runs(cli, store_path: Path) -> None:
     for runs, why in (("1", "1 is out of range: an A/A test needs 2 to 20 runs"), ("0", "0 is out of range"),
                       ("1000", "1000 is out of range"), ("three", "'three' is not an integer")):
         r = cli("noise", "cpu.call", "--runs", runs)
         assert r.code == EXIT_USAGE and "argument --runs: " + why in r.err, r.err
+    r = cli("noise", "--suite", "huge")
+    assert r.code == EXIT_USAGE and "invalid choice: 'huge'" in r.err
+    r = cli("noise", "cpu.call", "--suite", "quick")
+    assert r.code == EXIT_USAGE and "names or --suite, not both" in r.err
     assert not store_path.exists()
 
 
 @pytest.mark.slow  # the fake probe started: about 1.5 s here; CI runs it
-def test_unknown_suite_and_name_are_refused(cli, fake_probe: FakeProbe, store_path: Path) -> None:
-    r = cli("noise", "--suite", "huge")
-    assert r.code == EXIT_USAGE and "invalid choice: 'huge'" in r.err
+def test_an_unknown_name_is_refused_and_nothing_stored(cli, fake_probe: FakeProbe, store_path: Path) -> None:
     r = cli("noise", "no.such_bench", "--runs", "2")
-    assert r.code == EXIT_USAGE and "no.such_bench" in r.err
-    assert not store_path.exists() or db_rows(store_path, "SELECT id FROM runs") == []
-    r = cli("noise", "cpu.call", "--suite", "quick")
-    assert r.code == EXIT_USAGE and "names or --suite, not both" in r.err
+    assert r.code == EXIT_USAGE and "unknown benchmark 'no.such_bench'" in r.err, r.err
+    assert db_rows(store_path, "SELECT id FROM runs") == []
 
 
 @pytest.mark.slow  # two runs of the fake probe: about 2 s here; CI runs it
