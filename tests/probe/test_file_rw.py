@@ -99,11 +99,30 @@ def test_the_lebench_rows_are_these_benchmarks_with_a_malloced_buffer(probe):
             row = rows[f"{label} {op}"]
             assert row["available"] and row["bench"] == f"file.{op}" and row["exact_batch"] == 1
             assert row["params"]["size"] == size and row["params"]["buffer"] == "malloc"
+            # LEBench's set-up: opened around each call, its file grown as LEBench's.
+            assert row["params"]["open"] == "per_call" and row["params"]["fill"] == "lebench"
             if op == "write":
                 assert row["params"]["sync"] == "none"
 
 
+def test_lebenchs_open_and_fill_run_with_plausible_figures(probe, tmp_path):
+    """open=per_call and fill=lebench (LEBench's set-up) run, each alone and
+    together, with figures of a cached 40 KiB call."""
+    r = run(probe, "file.read", "file.write", "--param", "size=40K", "--param", "open=once,per_call",
+            "--param", "fill=chunks,lebench", "--param", f"dir={tmp_path}")
+    assert r.rc == 0, r.stderr + str(r.of_type("error"))
+    for bench in ("file.read", "file.write"):
+        for how in ("once", "per_call"):
+            for fill in ("chunks", "lebench"):
+                res = r.result(bench, open=how, fill=fill)
+                assert res["unit"] == "ns" and 400 < res["median"] < 1e6 + 40960 * 50, (bench, how, fill, res)
+                assert res["extra"]["size_bytes"] == 40960
+    assert_no_workdir_left(tmp_path)
+
+
 @pytest.mark.parametrize("bench,param,message", [
+    ("file.read", "open=twice", "once, per_call"),
+    ("file.write", "fill=sparse", "chunks, lebench"),
     ("file.read", "size=0", "size"),
     ("file.write", "size=2G", "size"),
     ("file.read", "buffer=bogus", "reused, malloc"),

@@ -154,6 +154,15 @@ def test_lebench_mmap_munmap_and_page_fault(probe):
     assert big["median"] > 10 * small["median"]  # 10 000 private pages to free
 
 
+def test_page_fault_fill_lebench_runs_with_a_plausible_fault(probe):
+    """fill=lebench writes the file as LEBench grows its own (small folios at
+    its head, which fault-around walks); both fills give one cached fault."""
+    for fill in ("chunks", "lebench"):
+        res = ok(probe, "mem.page_fault", "size=40K", "group=1", f"fill={fill}")
+        assert res["unit"] == "ns" and 50 < res["median"] < 1_000_000, (fill, res["median"])
+        assert res["params"]["fill"] == fill
+
+
 def test_work_directory_is_removed_after_file_benchmarks(probe, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -174,6 +183,7 @@ def test_work_directory_is_removed_after_file_benchmarks(probe, tmp_path):
     ("mem.fault_file_major", "advice=sequential"),
     ("mem.mmap", "size=2G"),
     ("mem.fault_anon", "size=lots"),
+    ("mem.page_fault", "fill=sparse"),
 ])
 def test_bad_parameters_are_rejected_before_anything_runs(probe, name, param):
     r = run_probe(probe, "run", name, "--param", param, *TINY)

@@ -17,6 +17,8 @@ const char *const osm_file_method_names[] = {"auto", "direct", "fadvise", "drop_
 static const char *const buffer_names[] = {"reused", "malloc", NULL};
 static const char *const sync_names[] = {"none", "fsync", "fdatasync", NULL};
 static const char *const pattern_names[] = {"seq", "rand", NULL};
+static const char *const open_names[] = {"once", "per_call", NULL};
+static const char *const fill_names[] = {"chunks", "lebench", NULL};
 
 #define DIR_PARAM                                                                                  \
 	{.name = "dir", .type = OSM_P_STR, .def_str = "", .max_len = OSM_FILE_DIR_MAX,             \
@@ -30,6 +32,16 @@ static const char *const pattern_names[] = {"seq", "rand", NULL};
 	{.name = "buffer", .type = OSM_P_ENUM, .choices = buffer_names, .def = 0,                  \
 	 .help = "reused: one buffer, touched in setup; malloc: malloc'd (and for write filled) "   \
 		 "before each call and freed after it, outside the clock, as LEBench"}
+#define OPEN_PARAM                                                                                 \
+	{.name = "open", .type = OSM_P_ENUM, .choices = open_names, .def = 0,                      \
+	 .help = "once: the file opened once, lseek()ed to 0 before each call; per_call: opened "   \
+		 "before each call and closed after it, outside the clock, as LEBench (a just-opened " \
+		 "file's call costs more)"}
+#define FILL_PARAM                                                                                 \
+	{.name = "fill", .type = OSM_P_ENUM, .choices = fill_names, .def = 0,                      \
+	 .help = "how the test file is written in setup: chunks (1 MiB writes: the page cache's "   \
+		 "large folios); lebench: grown as LEBench's test file, one write at offset 0 of 4 KiB, " \
+		 "40 KiB, 4000 KiB, 40000 KiB up to size, so its head stays in small folios"}
 #define FILE_SIZE_PARAM(def_)                                                                      \
 	{.name = "file_size", .type = OSM_P_SIZE, .def = (def_), .min = MIB, .max = TIB,           \
 	 .help = "size of the file read (written once in setup, real data)"}
@@ -45,11 +57,14 @@ static const char *const pattern_names[] = {"seq", "rand", NULL};
 	{.name = "files", .type = OSM_P_INT, .def = 1000, .min = 1, .max = 1000000,                \
 	 .help = "files in the directory (lmbench lat_fs: 1000)"}
 
-static const struct osm_param read_params[] = {RW_SIZE_PARAM("read()"), BUFFER_PARAM, DIR_PARAM, {0}};
+static const struct osm_param read_params[] = {
+	RW_SIZE_PARAM("read()"), BUFFER_PARAM, OPEN_PARAM, FILL_PARAM, DIR_PARAM, {0}};
 
 static const struct osm_param write_params[] = {
 	RW_SIZE_PARAM("write()"),
 	BUFFER_PARAM,
+	OPEN_PARAM,
+	FILL_PARAM,
 	{.name = "sync", .type = OSM_P_ENUM, .choices = sync_names, .def = 0,
 	 .help = "none: write() alone (LEBench); fsync/fdatasync: and that call, inside the clock"},
 	DIR_PARAM,

@@ -72,6 +72,13 @@ int64_t osm_file_free_bytes(const struct osm_file_target *t);
  * 0 of fd, in chunks, retrying short writes; a failure (ENOSPC, EDQUOT,
  * EIO) is OSM_ERROR with "WHAT: strerror (ENAME) after N of SIZE bytes". */
 int osm_file_fill(struct osm_ctx *ctx, int fd, int64_t size, const char *what);
+/* The same data written as LEBench grows its test_file.txt: one write() at
+ * offset 0 of each of its sizes up to `size` (4 KiB, 40 KiB, 4 000 KiB,
+ * 40 000 KiB), then of `size` when it is none of them. The page cache keeps
+ * the folios each write made: at the file's head the small ones of the
+ * earlier, smaller writes (fill=lebench, docs/lebench.md). Errors as
+ * osm_file_fill. */
+int osm_file_fill_lebench(struct osm_ctx *ctx, int fd, int64_t size, const char *what);
 /* write() of all `len` bytes at the current offset, retrying short writes;
  * returns the bytes written (== len), or -1 with errno (a short write
  * followed by a failing one gives that one's errno). */

@@ -10,9 +10,13 @@
  * every page is in the page cache (checked with mincore), then opened as
  * LEBench opens it: O_RDONLY for read, O_WRONLY for write (no O_TRUNC).
  *
+ * fill=lebench writes the file as LEBench's program grows its own
+ * (osm_file_fill_lebench): the same bytes, the page cache's folios as
+ * LEBench's rows find them.
+ *
  * One operation (OSM_SELF_TIMED, self-counted): untimed lseek(fd, 0,
- * SEEK_SET) (LEBench opens the file afresh instead: the same offset 0, the
- * open and close outside its clock too); with buffer=malloc an untimed
+ * SEEK_SET), or with open=per_call an untimed open() as LEBench's (closed
+ * after the call, untimed); with buffer=malloc an untimed
  * malloc(size) (for write filled with 'a', as LEBench; for read left
  * untouched, as LEBench); then the clock pair around the one read()/write()
  * (and the fsync()/fdatasync() of sync=); then, untimed, free(). A short
@@ -46,6 +50,8 @@ struct rw_state {
 	int fd;
 	int writing;
 	int malloc_buf;       /* buffer=malloc */
+	int open_per_call;    /* open=per_call: opened and closed around each call, as LEBench */
+	int fill_lebench;     /* fill=lebench: the file grown as LEBench's (osm_file_fill_lebench) */
 	int sync;             /* SYNC_* (write only) */
 	size_t size;
 	char *buf;            /* buffer=reused: touched (write: filled) in setup */
@@ -138,7 +144,8 @@ static int make_file(struct osm_ctx *ctx, struct rw_state *s)
 		s->path[0] = 0; /* not ours to unlink */
 		return OSM_ERROR;
 	}
-	int st = osm_file_fill(ctx, fd, (int64_t)s->size, "write");
+	int st = s->fill_lebench ? osm_file_fill_lebench(ctx, fd, (int64_t)s->size, "write")
+				 : osm_file_fill(ctx, fd, (int64_t)s->size, "write");
 	if (st == OSM_OK && fdatasync(fd)) {
 		int e = errno;
 		st = osm_fail(ctx, OSM_ERROR, "fdatasync of the new test file: %s (%s)", strerror(e),
@@ -187,6 +194,8 @@ static int rw_setup(struct osm_ctx *ctx, int writing)
 	s->writing = writing;
 	s->size = (size_t)osm_param_int(ctx, "size");
 	s->malloc_buf = osm_param_int(ctx, "buffer") == BUF_MALLOC;
+	s->open_per_call = osm_param_int(ctx, "open") == 1;
+	s->fill_lebench = osm_param_int(ctx, "fill") == 1;
 	s->sync = writing ? (int)osm_param_int(ctx, "sync") : SYNC_NONE;
 	int st = osm_file_target(ctx, &s->t);
 	if (st == OSM_OK)
@@ -229,13 +238,13 @@ static uint64_t minflt_now(void)
 }
 
 /* The reason a timed call did not move the whole size. */
-static int short_call(struct osm_ctx *ctx, struct rw_state *s, const char *buf, ssize_t n)
+static int short_call(struct osm_ctx *ctx, struct rw_state *s, int fd, const char *buf, ssize_t n)
 {
 	if (!s->writing)
 		return osm_fail(ctx, OSM_ERROR, "read: short read of %zd of %zu bytes from %s (the file shrank?)",
 				n, s->size, s->path);
 	/* Write the rest to learn why the file system stopped. */
-	if (osm_file_write_all(s->fd, buf + n, s->size - (size_t)n) < 0) {
+	if (osm_file_write_all(fd, buf + n, s->size - (size_t)n) < 0) {
 		int e = errno;
 		return osm_fail(ctx, OSM_ERROR, "write: short write of %zd of %zu bytes to %s, then %s (%s)", n,
 				s->size, s->path, strerror(e), osm_file_errname(e));
@@ -254,13 +263,13 @@ static int sync_call(int fd, int how)
 }
 
 /* One operation: its time in *ns; OSM_OK, or OSM_ERROR with ctx->msg set. */
-static int one_call(struct osm_ctx *ctx, struct rw_state *s, char *buf, double *ns)
+static int one_call(struct osm_ctx *ctx, struct rw_state *s, int fd, char *buf, double *ns)
 {
 	uint64_t f0 = minflt_now();
 	osm_count_begin(ctx);
 	uint64_t t0 = osm_clock_start();
-	ssize_t n = s->writing ? write(s->fd, buf, s->size) : read(s->fd, buf, s->size);
-	int sync_rc = n == (ssize_t)s->size ? sync_call(s->fd, s->sync) : 0;
+	ssize_t n = s->writing ? write(fd, buf, s->size) : read(fd, buf, s->size);
+	int sync_rc = n == (ssize_t)s->size ? sync_call(fd, s->sync) : 0;
 	uint64_t t1 = osm_clock_stop();
 	int e = errno;
 	osm_count_end(ctx, n == (ssize_t)s->size && !sync_rc ? 1 : 0);
@@ -269,7 +278,7 @@ static int one_call(struct osm_ctx *ctx, struct rw_state *s, char *buf, double *
 		return osm_fail(ctx, OSM_ERROR, "%s of %s: %s (%s)", s->writing ? "write" : "read", s->path,
 				strerror(e), osm_file_errname(e));
 	if (n != (ssize_t)s->size)
-		return short_call(ctx, s, buf, n);
+		return short_call(ctx, s, fd, buf, n);
 	if (sync_rc)
 		return osm_fail(ctx, OSM_ERROR, "%s of %s: %s (%s)", s->sync == SYNC_FSYNC ? "fsync" : "fdatasync",
 				s->path, strerror(e), osm_file_errname(e));
@@ -279,25 +288,51 @@ static int one_call(struct osm_ctx *ctx, struct rw_state *s, char *buf, double *
 	return OSM_OK;
 }
 
+/* The descriptor of one call: the standing one at offset 0, or with
+ * open=per_call one opened for it (as LEBench: O_WRONLY or O_RDONLY, no
+ * O_TRUNC; the caller closes it); -1 with ctx->msg set. */
+static int call_fd(struct osm_ctx *ctx, struct rw_state *s)
+{
+	if (!s->open_per_call) {
+		if (lseek(s->fd, 0, SEEK_SET) < 0) {
+			osm_fail_errno(ctx, "lseek");
+			return -1;
+		}
+		return s->fd;
+	}
+	int fd = open(s->path, (s->writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		osm_fail(ctx, OSM_ERROR, "cannot open %s: %s (%s)", s->path, strerror(e), osm_file_errname(e));
+	}
+	return fd;
+}
+
 static int rw_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct rw_state *s = ctx->priv;
 	double ns = 0;
 	for (uint64_t b = 0; b < batch; b++) {
-		if (lseek(s->fd, 0, SEEK_SET) < 0)
-			return osm_fail_errno(ctx, "lseek");
+		int fd = call_fd(ctx, s);
+		if (fd < 0)
+			return OSM_ERROR;
 		char *buf = s->buf;
 		if (s->malloc_buf) {
 			/* LEBench: malloc'd per call; for write filled with 'a',
 			 * for read untouched (its faults fall in the read). */
 			buf = malloc(s->size);
-			if (!buf)
+			if (!buf) {
+				if (fd != s->fd)
+					close(fd);
 				return osm_fail(ctx, OSM_ERROR, "out of memory for a %zu-byte buffer", s->size);
+			}
 			if (s->writing)
 				memset(buf, 'a', s->size);
 			OSM_CLOBBER();
 		}
-		int st = one_call(ctx, s, buf, &ns);
+		int st = one_call(ctx, s, fd, buf, &ns);
+		if (fd != s->fd)
+			close(fd);
 		if (s->malloc_buf)
 			free(buf);
 		if (st != OSM_OK)

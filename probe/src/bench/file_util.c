@@ -13,6 +13,7 @@
 
 #include "../bench.h"
 #include "../cleanup.h"
+#include "../compiler.h"
 #include "../parse.h"
 #include "file.h"
 
@@ -307,4 +308,26 @@ int osm_file_fill(struct osm_ctx *ctx, int fd, int64_t size, const char *what)
 	}
 	free(chunk);
 	return st;
+}
+
+int osm_file_fill_lebench(struct osm_ctx *ctx, int fd, int64_t size, const char *what)
+{
+	static const int64_t steps[] = {4 << 10, 40 << 10, 4000 << 10, 40000 << 10};
+	char *buf = malloc((size_t)size);
+	if (!buf)
+		return osm_fail(ctx, OSM_ERROR, "out of memory for a %lld-byte buffer", (long long)size);
+	memset(buf, 'a', (size_t)size);
+	int64_t last = 0;
+	for (size_t i = 0; i <= ARRAY_SIZE(steps) && last < size; i++) {
+		int64_t n = i < ARRAY_SIZE(steps) && steps[i] < size ? steps[i] : size;
+		if (lseek(fd, 0, SEEK_SET) < 0 || osm_file_write_all(fd, buf, (size_t)n) < 0) {
+			int e = errno;
+			free(buf);
+			return osm_fail(ctx, OSM_ERROR, "%s: %s (%s) in the write of %lld bytes at offset 0", what,
+					strerror(e), osm_file_errname(e), (long long)n);
+		}
+		last = n;
+	}
+	free(buf);
+	return OSM_OK;
 }

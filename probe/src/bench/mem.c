@@ -208,6 +208,18 @@ static const struct osm_param fault_major_params[] = {
 
 static const struct osm_param map_params[] = {MAP_SIZE_PARAM, MAP_GROUP_PARAM, {0}};
 
+static const char *const fault_fills[] = {"chunks", "lebench", NULL};
+
+static const struct osm_param fault_params[] = {
+	MAP_SIZE_PARAM,
+	MAP_GROUP_PARAM,
+	{.name = "fill", .type = OSM_P_ENUM, .choices = fault_fills, .def = 0,
+	 .help = "how the file is written in setup: chunks (64 KiB writes: the page cache's large folios, "
+		 "fault-around maps one or two); lebench: grown as LEBench's test file (one write at offset 0 "
+		 "of 4 KiB, 40 KiB, 4000 KiB, 40000 KiB up to size), its head in small folios"},
+	{0},
+};
+
 static const char *const map_prots[] = {"read", "read_write", NULL};
 
 static const struct osm_param mmap_params[] = {
@@ -339,7 +351,7 @@ static const struct osm_bench mem_benches[] = {
 		.unit = OSM_UNIT_NS,
 		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
 		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
-		.params = map_params,
+		.params = fault_params,
 		.sweep = LEBENCH_SIZES,
 		.setup = osm_mem_map_setup,
 		.run = osm_mem_page_fault_run,

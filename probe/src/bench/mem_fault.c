@@ -48,6 +48,7 @@
 #include "../cleanup.h"
 #include "../clock.h"
 #include "../compiler.h"
+#include "file.h" /* osm_file_fill_lebench */
 #include "mem.h"
 
 #define PAGE 4096
@@ -419,6 +420,11 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 	st = osm_mem_fit(ctx, what, (int64_t)(group * s->size + s->size));
 	if (st == OSM_OK)
 		st = make_file(ctx, s, "mem.map");
+	/* mem.page_fault fill=lebench: the same bytes written again as LEBench
+	 * grows its file, so the page cache holds LEBench's folios. */
+	if (st == OSM_OK && !strcmp(ctx->bench->name, "page_fault") && osm_param_int(ctx, "fill") == 1)
+		st = ftruncate(s->fd, 0) ? osm_fail_errno(ctx, "ftruncate")
+					 : osm_file_fill_lebench(ctx, s->fd, (int64_t)s->size, "mem.page_fault fill=lebench");
 	if (st != OSM_OK) {
 		free_state(s);
 		return st;
