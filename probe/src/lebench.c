@@ -12,21 +12,30 @@
 #define BIG "size=4000K"
 #define HUGE "size=40000K"
 /* file.read, file.write: a buffer malloc'd (and for write filled) before
- * each call and freed after it, as LEBench. */
-#define MALLOC ",buffer=malloc"
+ * each call and freed after it, the file opened and closed around each call,
+ * the file grown as LEBench grows its test file, as LEBench. */
+#define MALLOC ",buffer=malloc,open=per_call,fill=lebench"
 /* mem.mmap, mem.munmap, mem.page_fault: one call per clock pair. */
 #define G1 ",group=1"
+/* mem.page_fault: the file grown as LEBench's (its folios). */
+#define GROWN ",fill=lebench"
 
-#define WRITE_REGION "write() of the whole size at offset 0 of the test file, in the page cache, opened O_WRONLY " \
+/* LEBench's one test file only grows: one write() at offset 0 of each size
+ * as its rows of that size start. */
+#define GROWN_FILE "the test file (grown by one write at offset 0 of each smaller LEBench size first, so its " \
+	"head is in the small page-cache folios of those writes)"
+#define WRITE_REGION "write() of the whole size at offset 0 of " GROWN_FILE ", in the page cache, opened O_WRONLY " \
 	"without O_TRUNC (its cached pages are overwritten), from a buffer malloc'd and filled with 'a' just before; " \
 	"open, close and free outside the clock"
-#define READ_REGION "read() of the whole size from offset 0 of the test file, in the page cache, into a buffer " \
+#define READ_REGION "read() of the whole size from offset 0 of " GROWN_FILE ", in the page cache, into a buffer " \
 	"malloc'd just before and never touched (where malloc maps fresh memory, as glibc always does at " \
 	"40 000 KiB, the read takes a page fault per page of it); open, close and free outside the clock"
 #define RW_NOTE "one call per clock pair, as LEBench; a sample averages a calibrated batch of such timings when " \
-	"they are short. The file is opened once and lseek()ed to offset 0 before each call, outside the clock " \
-	"(LEBench opens and closes it around each call, also outside); it is osmeter's own file in the work " \
-	"directory, written back once in setup"
+	"they are short. The row runs open=per_call and fill=lebench, LEBench's set-up; the defaults are osmeter's " \
+	"view: open=once (one descriptor, lseek()ed to 0 before each call: a just-opened file's call costs more) " \
+	"and fill=chunks (the file written in 1 MiB writes: large folios, at 40 KiB 1.1-1.4 x cheaper). " \
+	"osmeter's file is its own, in the work directory, written back once in setup (LEBench's never is: " \
+	"no difference measured)"
 #define READ_NOTE RW_NOTE ". file.read with the default buffer=reused reads into one buffer touched in setup " \
 	"(osmeter's view: no page faults of a fresh buffer); extra.minflt_per_call counts them"
 #define WRITE_NOTE RW_NOTE ". The overwritten pages stay dirty until the kernel's writeback cleans them, as in " \
@@ -35,14 +44,16 @@
 	"munmap and close outside the clock"
 #define MUNMAP_REGION "munmap() of a PROT_WRITE, MAP_PRIVATE mapping of the test file whose every byte was " \
 	"written first (a private copy of every page to free)"
-#define FAULT_REGION "the first read of byte 0 of a fresh PROT_READ, MAP_PRIVATE mapping of the test file, " \
-	"in the page cache (one minor fault; fault-around maps the pages around it)"
+#define FAULT_REGION "the first read of byte 0 of a fresh PROT_READ, MAP_PRIVATE mapping of " GROWN_FILE \
+	", in the page cache (one minor fault; fault-around maps the pages around it, across those folios)"
 #define MAP_GROUP_NOTE "one call per clock pair, as LEBench; a sample averages a calibrated batch of such " \
 	"timings when they are short. mem.mmap/mem.munmap with the default group=8 time 8 calls per clock " \
 	"pair (osmeter's view, the clock's cost spread)"
 #define FAULT_NOTE "one fault per clock pair, right after its mapping's mmap, as LEBench; a sample averages " \
-	"a calibrated batch of such timings. mem.page_fault with the default group=8 times 8 faults of 8 " \
-	"fresh mappings back to back (a fault among 8: the fault path stays warm, a different quantity)"
+	"a calibrated batch of such timings. The row runs fill=lebench, LEBench's file; the default fill=chunks " \
+	"writes it in 64 KiB writes (large folios: fault-around maps one or two, 1.2-1.3 x cheaper from 40 KiB). " \
+	"mem.page_fault with the default group=8 times 8 faults of 8 fresh mappings back to back (a fault among " \
+	"8: the fault path stays warm, a different quantity)"
 #define SEND_REGION(n, k) "syscall(SYS_sendto) of " n " with MSG_DONTWAIT on the client end of a Unix stream " \
 	"connection (default buffer sizes) whose server, a child forked for this connection that bound the " \
 	"socket's path, listened and accepted, never reads; per connection one untimed send of the same size, " \
@@ -78,9 +89,11 @@
 #define FORK_REGION "fork() until it returns in the parent; the child stamps the clock and kills itself, " \
 	"the parent waits for it outside the clock"
 #define FORK_CHILD_REGION "from just before fork() in the parent to the child's first clock read"
-#define FORK_NOTE "the parent is the probe, a small static process; LEBench forks its own, dynamically linked " \
-	"process holding about 3 MiB of written memory by then, whose page tables the fork copies too (osmeter's " \
-	"touched_mib=3 gives LEBench's figure)"
+#define FORK_NOTE "the parent is the probe, a small statically linked process; LEBench forks its own, " \
+	"dynamically linked one, whose loader and libc mappings the fork copies too: 1.1-1.25 x the fork of a static " \
+	"parent, side by side (benchmarks/lebench_regions.py --static). Its written memory counts as well " \
+	"(task.fork touched_mib=N): 0.4 MiB at its fork test with BASE_ITER 1000, more at its default, whose sample " \
+	"arrays stay in its heap"
 #define BIG_FORK_NOTE "the same timed region; fork of 6 000 or 12 000 mappings varies widely (a CV of 30 % and " \
 	"more), and LEBench's k-best, its first run of 5 samples within 5 % of 5 000, sits in the low tail: compare " \
 	"it with osmeter's k-best of --lebench-exact, and medians with medians"
@@ -138,22 +151,22 @@ const struct osm_lebench_row osm_lebench_rows[] = {
 	{"small read", "file.read", SMALL MALLOC, READ_REGION, READ_NOTE, 1, 100000},
 	{"small mmap", "mem.mmap", SMALL G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"small munmap", "mem.munmap", SMALL G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
-	{"small page fault", "mem.page_fault", SMALL G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"small page fault", "mem.page_fault", SMALL G1 GROWN, FAULT_REGION, FAULT_NOTE, 1, 50000},
 	{"mid write", "file.write", MID MALLOC, WRITE_REGION, WRITE_NOTE, 1, 100000},
 	{"mid read", "file.read", MID MALLOC, READ_REGION, READ_NOTE, 1, 100000},
 	{"mid mmap", "mem.mmap", MID G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"mid munmap", "mem.munmap", MID G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
-	{"mid page fault", "mem.page_fault", MID G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"mid page fault", "mem.page_fault", MID G1 GROWN, FAULT_REGION, FAULT_NOTE, 1, 50000},
 	{"big write", "file.write", BIG MALLOC, WRITE_REGION, WRITE_NOTE, 1, 5000},
 	{"big read", "file.read", BIG MALLOC, READ_REGION, READ_NOTE, 1, 10000},
 	{"big mmap", "mem.mmap", BIG G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"big munmap", "mem.munmap", BIG G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
-	{"big page fault", "mem.page_fault", BIG G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"big page fault", "mem.page_fault", BIG G1 GROWN, FAULT_REGION, FAULT_NOTE, 1, 50000},
 	{"huge write", "file.write", HUGE MALLOC, WRITE_REGION, WRITE_NOTE, 1, 2500},
 	{"huge read", "file.read", HUGE MALLOC, READ_REGION, READ_NOTE, 1, 10000},
 	{"huge mmap", "mem.mmap", HUGE G1, MMAP_REGION, MAP_GROUP_NOTE, 1, 100000},
 	{"huge munmap", "mem.munmap", HUGE G1, MUNMAP_REGION, MAP_GROUP_NOTE, 1, 2500},
-	{"huge page fault", "mem.page_fault", HUGE G1, FAULT_REGION, FAULT_NOTE, 1, 50000},
+	{"huge page fault", "mem.page_fault", HUGE G1 GROWN, FAULT_REGION, FAULT_NOTE, 1, 50000},
 
 	{"select", "poll.select", "nfds=10" FRESH, SELECT_REGION("10"), POLL_NOTE, 1, 100000},
 	{"poll", "poll.poll", "nfds=10" FRESH, POLL_REGION("10"), POLL_NOTE, 1, 100000},
