@@ -47,7 +47,12 @@ command line.
 
 Usage:
   benchmarks/lebench_vs_osmeter.py --lebench PATH/TO/OS_Eval [--cpu 0] [--no-exact] [--repeat R]
-                                   [--keep DIR] [--json FILE]
+                                   [--lebench-runs 2] [--keep DIR] [--json FILE]
+  benchmarks/lebench_vs_osmeter.py --build-from LEBENCH_CHECKOUT [--base-iter 1000] [--lebench-runs 2] ...
+      (builds OS_Eval into the work directory from a copy of its OS_Eval.c with
+      BASE_ITER set and its sleep(60) removed: docs/lebench.md, "Fidelity";
+      --lebench-runs 2 runs LEBench twice and flags the rows whose two
+      k-bests differ by more than 0.8 .. 1.25: LEBench against itself)
   benchmarks/lebench_vs_osmeter.py --only-parse output.NAME.csv --store STORE.db
                                    [--run REF] [--exact-run REF] [--json FILE]
       (re-prints the table from a LEBench CSV and the lebench runs of an
@@ -80,6 +85,7 @@ from typing import IO, Any, Iterable, Mapping, Sequence
 LOW, HIGH = 0.8, 1.25
 LEBENCH_NAME = "osmeter-fidelity"  # OS_Eval's second argument: the CSV is output.<NAME>.csv
 LEBENCH_SLEEP_S = 60.0  # OS_Eval sleeps this long before its first test
+LEBENCH_BASE_ITER = 10000  # OS_Eval.c's BASE_ITER: its rows take 1/4 to 100 x this many samples
 SUN_PATH_MAX = 107  # sockaddr_un.sun_path, less its terminating NUL
 LEBENCH_SOCKET = "/TEST_DIR/socket"  # appended by OS_Eval to $LEBENCH_DIR
 # LEBench's CSV names that differ from its row names (docs/lebench.md).
@@ -156,6 +162,11 @@ class Line:
     exact_kbest_ratio: float | None = None
     exact_n: int | None = None
     lebench_errors: str | None = None  # what OS_Eval printed as "[error]" during the row's test
+    # --lebench-runs 2: LEBench's second run's k-best / its first (the reference);
+    # outside 0.8-1.25, LEBench does not reproduce its own figure for the row.
+    lebench_self_ratio: float | None = None
+    lebench_self_within: bool | None = None
+    lebench_n: int | None = None  # LEBench's samples for the row ("Total test iteration" in its log)
 
 
 _CSV_LINE = re.compile(r"^\s*(?P<name>.+?)\s+(?P<child>Child\s+)?(?P<kind>kbest|average):\s*,\s*(?P<value>[^,]*)")
@@ -207,6 +218,25 @@ class LebenchLog:
     test_seconds: dict[str, float]  # "Test took" of each test, by LEBench's name
     total_seconds: float | None  # its final "Test took" (the 60 s sleep included)
     errors: dict[str, dict[str, int]]  # test → its "[error] ..." lines and how often each appeared
+    iterations: dict[str, int] = dataclasses.field(default_factory=dict)  # test → "Total test iteration N"
+
+    def base_iter(self) -> int | None:
+        """LEBench's BASE_ITER, from its first test (ref runs BASE_ITER x 100)."""
+        n = self.iterations.get("ref")
+        return n // 100 if n else None
+
+    def slept(self) -> bool | None:
+        """Whether its total includes its 60 s sleep (removed by --build-from)."""
+        if self.total_seconds is None:
+            return None
+        return self.total_seconds - sum(self.test_seconds.values()) > LEBENCH_SLEEP_S / 2
+
+    def row_iterations(self) -> dict[str, int]:
+        """{row: samples}, a two-line test's "NAME Child" row sharing NAME's."""
+        out = {}
+        for test, n in self.iterations.items():
+            out[test] = out[f"{test} Child"] = n
+        return out
 
     def row_errors(self) -> dict[str, str]:
         """{row: "message (xN); ..."} for every row whose test printed errors
@@ -223,6 +253,7 @@ def parse_lebench_log(text: str) -> LebenchLog:
     die by SIGINT, so lines that children printed are mostly lost."""
     tests: dict[str, float] = {}
     errors: dict[str, dict[str, int]] = {}
+    iterations: dict[str, int] = {}
     total = None
     current = None
     test = "(before the first test)"  # where an error line belongs
@@ -231,6 +262,10 @@ def parse_lebench_log(text: str) -> LebenchLog:
         m = re.match(r"Performing test (.*)\.$", line)
         if m:
             current = test = LEBENCH_SPELLING.get(m.group(1), m.group(1))
+            continue
+        m = re.match(r"Total test iteration (\d+)\.$", line)
+        if m and current is not None:
+            iterations[current] = int(m.group(1))
             continue
         m = re.match(r"Test took: (\S+) seconds", line)
         if m:
@@ -244,7 +279,7 @@ def parse_lebench_log(text: str) -> LebenchLog:
         if line.startswith("[error]"):
             errs = errors.setdefault(test, {})
             errs[line] = errs.get(line, 0) + 1
-    return LebenchLog(tests, total, errors)
+    return LebenchLog(tests, total, errors, iterations)
 
 
 def _ratio(value: float, ref: float | None) -> float | None:
@@ -263,10 +298,35 @@ def match_rows(
     default: Mapping[str, OsmeterFigure],
     exact: Mapping[str, OsmeterFigure] | None = None,
     lebench_errors: Mapping[str, str] | None = None,
+    lebench_again: Mapping[str, LebenchFigure] | None = None,
+    lebench_iterations: Mapping[str, int] | None = None,
 ) -> list[Line]:
     """One line per row of osmeter's table, in its order, then any row of
     LEBench's CSV the table does not know (status lebench-only).
-    `lebench_errors`: LebenchLog.row_errors()."""
+    `lebench_errors`: LebenchLog.row_errors(); `lebench_again`: a second
+    LEBench run (its k-best against the first: lebench_self_ratio);
+    `lebench_iterations`: LebenchLog.row_iterations()."""
+    lines = _match_rows(rows, lebench, default, exact, lebench_errors)
+    return [lebench_extras(ln, lebench, lebench_again, lebench_iterations) for ln in lines]
+
+
+def lebench_extras(ln: Line, lebench: Mapping[str, LebenchFigure], again: Mapping[str, LebenchFigure] | None,
+                   iterations: Mapping[str, int] | None) -> Line:
+    """The row's LEBench-against-itself ratio (second run's k-best / first's)
+    and its sample count, when known."""
+    first, second = lebench.get(ln.row), (again or {}).get(ln.row)
+    self_ratio = _ratio(second.kbest, first.kbest) if first and second else None
+    return dataclasses.replace(ln, lebench_self_ratio=self_ratio, lebench_self_within=_within(self_ratio),
+                               lebench_n=(iterations or {}).get(ln.row))
+
+
+def _match_rows(
+    rows: Sequence[RowSpec],
+    lebench: Mapping[str, LebenchFigure],
+    default: Mapping[str, OsmeterFigure],
+    exact: Mapping[str, OsmeterFigure] | None,
+    lebench_errors: Mapping[str, str] | None,
+) -> list[Line]:
     errors = lebench_errors or {}
     lines = []
     for spec in rows:
@@ -317,6 +377,8 @@ class Counts:
     exact_compared: int
     exact_within: int
     pending: int
+    self_compared: int = 0  # rows with two LEBench runs (--lebench-runs 2)
+    self_within: int = 0  # of them, LEBench's two k-bests within the tolerance
 
     @property
     def judged_ok(self) -> bool:
@@ -334,6 +396,8 @@ def count(lines: Iterable[Line]) -> Counts:
         exact_compared=sum(ln.exact_within is not None for ln in lines),
         exact_within=sum(ln.exact_within is True for ln in lines),
         pending=sum(ln.status == "pending" for ln in lines),
+        self_compared=sum(ln.lebench_self_within is not None for ln in lines),
+        self_within=sum(ln.lebench_self_within is True for ln in lines),
     )
 
 
@@ -362,15 +426,22 @@ def _join(*parts: str | None) -> str:
 
 
 def render_table(lines: Sequence[Line], exact: bool) -> str:
-    """The table as aligned text (figures in ns); the note column last."""
-    head = ["LEBench row", "LEBench k-best", "LEBench avg", "osmeter median (95% CI)", "osmeter k-best",
-            "ratio"]
+    """The table as aligned text (figures in ns); the note column last. With
+    a second LEBench run, a column of its k-best / the first's ("NO" when
+    outside the tolerance: LEBench does not reproduce itself there)."""
+    selfcheck = any(ln.lebench_self_ratio is not None for ln in lines)
+    head = ["LEBench row", "LEBench k-best", "LEBench avg"]
+    head += ["LEBench run2/run1"] if selfcheck else []
+    head += ["osmeter median (95% CI)", "osmeter k-best", "ratio"]
     if exact:
         head += ["exact median", "exact ratio", "exact k-best (n)", "k-best ratio"]
     head += [f"in {LOW}-{HIGH}" + (" (default/exact)" if exact else ""), "note"]
     body = []
     for ln in lines:
         cells = [ln.row, fmt_ns(ln.lebench_kbest), fmt_ns(ln.lebench_average)]
+        if selfcheck:
+            r = ln.lebench_self_ratio
+            cells.append("-" if r is None else fmt_ratio(r) + ("" if ln.lebench_self_within else " NO"))
         if ln.median is None:
             label = {"pending": "pending", "lebench-only": "(not in osmeter)"}.get(ln.status, ln.status)
             cells += [label, "", ""]
@@ -507,6 +578,52 @@ def check_units(*figures: Mapping[str, OsmeterFigure]) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Building LEBench with a reduced BASE_ITER (--build-from).
+
+_BASE_ITER = re.compile(r"^#define BASE_ITER[ \t]+\d+[ \t]*$", re.M)
+_SLEEP = re.compile(r"^([ \t]*)sleep\(60\);", re.M)
+
+
+def prepare_source(text: str, base_iter: int | None) -> str:
+    r"""OS_Eval.c with `#define BASE_ITER` set to base_iter (None: left) and
+    its `sleep(60);` commented out; the same as
+    sed -e 's/^#define BASE_ITER .*/#define BASE_ITER N/' -e 's|^\([[:space:]]*\)sleep(60);|\1/* sleep(60); */|'
+    Raises ValueError when either line is not there exactly once."""
+    if base_iter is not None:
+        text, n = _BASE_ITER.subn(f"#define BASE_ITER {base_iter}", text)
+        if n != 1:
+            raise ValueError(f"OS_Eval.c has {n} `#define BASE_ITER N` lines, not one: cannot set BASE_ITER")
+    text, n = _SLEEP.subn(r"\1/* sleep(60); removed by lebench_vs_osmeter.py */", text)
+    if n != 1:
+        raise ValueError(f"OS_Eval.c has {n} `sleep(60);` lines, not one: cannot remove its initial sleep")
+    return text
+
+
+def build_lebench(src: Path, base_iter: int | None, out: Path) -> Path:
+    """Build LEBench's OS_Eval from a checkout (or its TEST_DIR) into `out`,
+    as its makefile does (gcc -pthread -O0), from prepare_source's copy."""
+    c = next((p for p in (src / "OS_Eval.c", src / "TEST_DIR" / "OS_Eval.c") if p.is_file()), None)
+    if c is None:
+        sys.exit(f"--build-from {src}: no OS_Eval.c there nor in TEST_DIR/; give LEBench's checkout")
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        sys.exit("--build-from needs a C compiler: install the Debian package gcc")
+    try:
+        text = prepare_source(c.read_text(encoding="utf-8", errors="replace"), base_iter)
+    except ValueError as e:
+        sys.exit(f"{c}: {e}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "OS_Eval.c").write_text(text, encoding="utf-8")
+    exe = out / "OS_Eval"
+    r = subprocess.run([cc, "-o", str(exe), "-pthread", "-O0", str(out / "OS_Eval.c")],
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"building LEBench from {c} failed:\n{r.stderr[-2000:]}")
+    print(f"built {exe} from {c} (BASE_ITER {base_iter or 'unchanged'}, its 60 s sleep removed)", flush=True)
+    return exe
+
+
+# ---------------------------------------------------------------------------
 # Running the two tools.
 
 
@@ -537,8 +654,17 @@ def _stop(proc: subprocess.Popen, sig: int, group: bool) -> None:
     proc.wait()
 
 
+def _default_sigint() -> None:
+    """In LEBench's process, before exec: SIGINT back to its default action.
+    Its forked children end themselves with kill(getpid(), SIGINT); a shell
+    starts background jobs with SIGINT ignored, and an ignored signal stays
+    ignored across exec, so they would survive and run the rest of LEBench's
+    program, each forking again (thousands of processes)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_lebench(binary: Path, cpu: int, lebench_dir: Path, progress: IO[str],
-                every_s: float = 60.0) -> tuple[Path, float, str]:
+                every_s: float = 60.0, expect: str | None = None) -> tuple[Path, float, str]:
     """Run OS_Eval pinned to `cpu` in `lebench_dir`: (CSV, wall seconds, its stdout).
 
     Its stdout goes straight to a file, as in LEBench's own set-up (cron,
@@ -553,12 +679,13 @@ def run_lebench(binary: Path, cpu: int, lebench_dir: Path, progress: IO[str],
                  "set TMPDIR to a shorter directory or give a shorter --keep DIR")
     argv = ["taskset", "-c", str(cpu), str(binary), "0", LEBENCH_NAME]
     log_path = lebench_dir / "lebench.log"
-    print(f"LEBench: {' '.join(argv)} (LEBENCH_DIR={home}; it sleeps {LEBENCH_SLEEP_S:.0f} s first, "
-          "then takes 15-30 minutes)", file=progress, flush=True)
+    expect = expect or f"it sleeps {LEBENCH_SLEEP_S:.0f} s first, then takes 15-30 minutes"
+    print(f"LEBench: {' '.join(argv)} (LEBENCH_DIR={home}; {expect})", file=progress, flush=True)
     start = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, cwd=lebench_dir, env=dict(os.environ, LEBENCH_DIR=home), stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_default_sigint)
         try:
             while True:
                 try:
@@ -639,6 +766,10 @@ def print_report(lines: Sequence[Line], exact: bool, walls: Sequence[str], out: 
     if exact:
         out.write(f", --lebench-exact run {c.exact_within} of {c.exact_compared} rows")
     out.write(f"; {c.pending} rows pending in osmeter\n")
+    if c.self_compared:
+        bad = [ln.row for ln in lines if ln.lebench_self_within is False]
+        out.write(f"LEBench against itself (second run's k-best / first's): {c.self_within} of {c.self_compared} "
+                  f"rows within {LOW}-{HIGH}" + (f"; not reproduced: {', '.join(bad)}" if bad else "") + "\n")
     verdict = "--lebench-exact ratios" if c.exact_compared else "default ratios"
     out.write(f"tolerance {LOW}..{HIGH} ({verdict}): {'PASS' if c.judged_ok else 'FAIL'}\n")
     out.flush()
@@ -652,12 +783,18 @@ def write_json(path: str | None, lines: Sequence[Line], info: Mapping[str, Any])
 
 
 def compare_and_print(lebench: Mapping[str, LebenchFigure], log: LebenchLog | None, store: Path, run_ref: str,
-                      exact_ref: str | None, walls: list[str], json_path: str | None, info: dict[str, Any]) -> int:
+                      exact_ref: str | None, walls: list[str], json_path: str | None, info: dict[str, Any],
+                      lebench_again: Mapping[str, LebenchFigure] | None = None) -> int:
     """Read the osmeter runs, print the table, wall times and counts, save --json; the exit status."""
     run, default = stored_figures(store, run_ref)
     exact_run, exact = stored_figures(store, exact_ref) if exact_ref else (None, None)
     check_units(default, *([exact] if exact else []))
-    lines = match_rows(osmeter_rows(lebench, default), lebench, default, exact, log.row_errors() if log else None)
+    lines = match_rows(osmeter_rows(lebench, default), lebench, default, exact, log.row_errors() if log else None,
+                       lebench_again, log.row_iterations() if log else None)
+    if log and log.base_iter() is not None and log.base_iter() != LEBENCH_BASE_ITER:
+        walls.append(f"LEBench ran with BASE_ITER {log.base_iter()} (its default {LEBENCH_BASE_ITER}): its rows have "
+                     f"{log.base_iter() / LEBENCH_BASE_ITER:g} x the samples of docs/lebench.md's \"LEBench's samples\" "
+                     "(the lebench_n of each row in --json)")
     if log and log.errors:
         n = sum(sum(e.values()) for e in log.errors.values())
         walls.append(f"LEBench printed {n} [error] lines, in its tests {', '.join(log.errors)} (see the note column)")
@@ -678,6 +815,8 @@ def only_parse(a: argparse.Namespace) -> int:
 
     csv = Path(a.only_parse)
     lebench = parse_lebench_csv(csv.read_text(encoding="utf-8", errors="replace"))
+    csv2 = csv.parent.parent / "lebench-2" / csv.name  # a --keep DIR of --lebench-runs 2 has it
+    again = parse_lebench_csv(csv2.read_text(encoding="utf-8", errors="replace")) if csv2.exists() else None
     store = Path(resolve_location(a.store))
     run_ref, exact_ref = a.run, a.exact_run
     if run_ref is None or (exact_ref is None and a.exact):
@@ -704,18 +843,43 @@ def only_parse(a: argparse.Namespace) -> int:
         walls.append(f"wall time: osmeter run {r.id} ({'--lebench-exact' if is_exact(r) else 'default'}) "
                      + (f"{w:.0f} s" if w is not None else "unknown") + " (from its stored start and end)")
     return compare_and_print(lebench, log, store, run_ref, exact_ref, walls, a.json,
-                             {"mode": "only-parse", "lebench_csv": str(csv)})
+                             {"mode": "only-parse", "lebench_csv": str(csv),
+                              "lebench_csv_2": str(csv2) if again else None}, again)
 
 
-def measure(a: argparse.Namespace) -> int:
+def lebench_binary(a: argparse.Namespace, work: Path) -> Path:
+    """--lebench's program, or one built from --build-from into `work`."""
+    if a.build_from:
+        return build_lebench(Path(a.build_from), a.base_iter, work / "build")
     binary = Path(a.lebench)
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         sys.exit(f"{binary}: not an executable file; {BUILD_ADVICE}")
+    return binary
+
+
+def run_lebenches(a: argparse.Namespace, binary: Path, work: Path) -> list[tuple[Path, float, str]]:
+    """LEBench --lebench-runs times, each in its own directory (the first in
+    work/lebench, as --only-parse expects; the second in work/lebench-2)."""
+    expect = "its 60 s sleep removed" if a.build_from else None
+    out = []
+    for i in range(a.lebench_runs):
+        d = work / ("lebench" if i == 0 else f"lebench-{i + 1}")
+        if a.lebench_runs > 1:
+            print(f"LEBench run {i + 1} of {a.lebench_runs}", flush=True)
+        out.append(run_lebench(binary, a.cpu, d, sys.stdout, expect=expect))
+    return out
+
+
+def lebench_wall_text(wall: float, log: LebenchLog, run: int) -> str:
+    base = log.base_iter()
+    counts = "its default iteration counts" if base in (None, LEBENCH_BASE_ITER) else f"BASE_ITER {base}"
+    slept = f"{LEBENCH_SLEEP_S:.0f} s of it is its initial sleep" if log.slept() is not False else "no initial sleep"
+    return f"wall time: LEBench{f' run {run}' if run > 1 else ''} {wall:.0f} s ({counts}; {slept})"
+
+
+def measure(a: argparse.Namespace) -> int:
     if not shutil.which("taskset"):
         sys.exit("taskset not found: install the Debian package util-linux")
-    print(f"CPU {a.cpu} for both tools. Timings mean something only on an otherwise idle machine.", flush=True)
-    if a.cpu != 0:
-        print("note: LEBench pins its context-switch processes to CPU 0 whatever taskset says", flush=True)
     if a.keep:
         work = Path(a.keep).resolve()
         if work.exists() and any(work.iterdir()):
@@ -725,28 +889,35 @@ def measure(a: argparse.Namespace) -> int:
         work = Path(tempfile.mkdtemp(prefix="osm-lb-"))
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        csv, lebench_wall, text = run_lebench(binary, a.cpu, work / "lebench", sys.stdout)
+        binary = lebench_binary(a, work)
+        print(f"CPU {a.cpu} for both tools. Timings mean something only on an otherwise idle machine.", flush=True)
+        if a.cpu != 0:
+            print("note: LEBench pins its context-switch processes to CPU 0 whatever taskset says", flush=True)
+        runs = run_lebenches(a, binary, work)
         store = work / "osmeter.db"
         walls_os = {}
         kinds = [True, False] if a.exact else [False]
         for exact in kinds:
             log_path = work / f"osmeter-{'exact' if exact else 'default'}.log"
             walls_os[exact] = run_osmeter(store, a.cpu, exact, a.repeat, work, log_path, sys.stdout)
-        lebench = parse_lebench_csv(csv.read_text(encoding="utf-8", errors="replace"))
+        figures = [parse_lebench_csv(csv.read_text(encoding="utf-8", errors="replace")) for csv, _, _ in runs]
+        logs = [parse_lebench_log(text) for _, _, text in runs]
         print()
-        walls = [f"wall time: LEBench {lebench_wall:.0f} s (its default iteration counts; "
-                 f"{LEBENCH_SLEEP_S:.0f} s of it is its initial sleep)"]
+        walls = [lebench_wall_text(wall, log, i + 1) for i, ((_, wall, _), log) in enumerate(zip(runs, logs))]
         if a.exact:
             walls.append(f"wall time: osmeter run --suite lebench --lebench-exact {walls_os[True]:.0f} s")
         walls.append(f"wall time: osmeter run --suite lebench {walls_os[False]:.0f} s")
         status = compare_and_print(
-            lebench, parse_lebench_log(text), store, latest_run_id(store, "lebench-default"),
+            figures[0], logs[0], store, latest_run_id(store, "lebench-default"),
             latest_run_id(store, "lebench-exact") if a.exact else None, walls, a.json,
             {"mode": "measure", "cpu": a.cpu, "lebench_binary": str(binary.resolve()),
-             "wall_s": {"lebench": lebench_wall, "osmeter_exact": walls_os.get(True), "osmeter": walls_os[False]}},
+             "lebench_runs": a.lebench_runs, "base_iter": logs[0].base_iter(),
+             "wall_s": {"lebench": runs[0][1], "lebench_all": [w for _, w, _ in runs],
+                        "osmeter_exact": walls_os.get(True), "osmeter": walls_os[False]}},
+            figures[1] if len(figures) > 1 else None,
         )
         if a.keep:
-            print(f"kept {work}: re-print with --only-parse {csv} --store {store}")
+            print(f"kept {work}: re-print with --only-parse {runs[0][0]} --store {store}")
         return status
     except (KeyboardInterrupt, Terminated) as e:
         print(f"\nstopped ({e.__class__.__name__}{': ' + str(e) if str(e) else ''}); cleaning up", file=sys.stderr)
@@ -763,6 +934,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.split("\n\n")[-2:]))
     ap.add_argument("--lebench", metavar="PATH", help="LEBench's OS_Eval, built by you (see below)")
+    ap.add_argument("--build-from", metavar="SRC_DIR", help="build OS_Eval from LEBench's checkout (or its "
+                    "TEST_DIR) into the work directory, its 60 s sleep removed (instead of --lebench)")
+    ap.add_argument("--base-iter", type=int, metavar="N", help="with --build-from: LEBench's BASE_ITER (its "
+                    "default 10000; 1000 takes a tenth of the time)")
+    ap.add_argument("--lebench-runs", type=int, default=1, choices=(1, 2), help="run LEBench twice to flag the rows "
+                    "it does not reproduce itself (second k-best / first outside 0.8-1.25; default 1)")
     ap.add_argument("--cpu", type=int, default=0, help="the CPU both tools run on (default 0: LEBench pins its "
                     "context switch there)")
     ap.add_argument("--exact", action=argparse.BooleanOptionalAction, default=True,
@@ -788,7 +965,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return only_parse(a)
     if (a.store or a.run or a.exact_run) and not a.only_parse:
         ap.error("--store, --run and --exact-run go with --only-parse")
-    if not a.lebench:
+    if a.lebench and a.build_from:
+        ap.error("give --lebench or --build-from, not both")
+    if a.base_iter is not None and (not a.build_from or a.base_iter < 1):
+        ap.error("--base-iter N (1 or more) goes with --build-from")
+    if not a.lebench and not a.build_from:
         print(f"skipped: no LEBench program given; {BUILD_ADVICE}")
         return 0
     return measure(a)

@@ -299,3 +299,82 @@ def test_only_parse_reads_the_latest_runs(tmp_path: Path, monkeypatch: pytest.Mo
     assert doc["mode"] == "only-parse" and doc["machine"] == {"hostname": "h"}
     assert [r["row"] for r in doc["rows"]] == ["ref", "cpu", "context switch", "fork", "fork Child", "thr create",
                                                "thr create Child", "small read", "huge page fault"]
+
+
+# --lebench-runs 2, --build-from / --base-iter (issue 30)
+
+SOURCE = (
+    "#define DEBUG false\n#define BASE_ITER 10000\n\n#define PAGE_SIZE 4096\n"
+    "int main() {\n\ttestInfo info;\n\n\tsleep(60);\n\tinfo.iter = BASE_ITER * 100;\n}\n"
+)
+
+
+def test_prepare_source_sets_base_iter_and_removes_the_sleep() -> None:
+    out = lb.prepare_source(SOURCE, 1000)
+    assert "#define BASE_ITER 1000\n" in out and "BASE_ITER 10000" not in out
+    assert "\tsleep(60);" not in out and "/* sleep(60);" in out
+    assert "info.iter = BASE_ITER * 100;" in out  # the rest untouched
+    assert "#define BASE_ITER 10000" in lb.prepare_source(SOURCE, None)  # None: BASE_ITER left as it is
+
+
+@pytest.mark.parametrize("text,what", [
+    (SOURCE.replace("#define BASE_ITER 10000\n", ""), "BASE_ITER"),
+    (SOURCE.replace("\tsleep(60);\n", ""), "sleep(60)"),
+    (SOURCE + "#define BASE_ITER 5\n", "BASE_ITER"),
+])
+def test_prepare_source_refuses_a_source_it_does_not_know(text: str, what: str) -> None:
+    with pytest.raises(ValueError, match=what.replace("(", r"\(").replace(")", r"\)")):
+        lb.prepare_source(text, 1000)
+
+
+def test_parse_log_reads_the_iterations_base_iter_and_sleep() -> None:
+    text = ("Performing test ref.\nTotal test iteration 100000.\nTest took: 0.5 seconds\n"
+            "Performing test fork.\nTotal test iteration 2000.\nTest took: 1.5 seconds\nTest took: 2.1 seconds\n")
+    log = lb.parse_lebench_log(text)
+    assert log.iterations == {"ref": 100000, "fork": 2000} and log.base_iter() == 1000
+    assert log.row_iterations()["fork Child"] == 2000
+    assert log.slept() is False  # 2.1 s in all, 2.0 s of tests
+    assert lb.parse_lebench_log(text.replace("Test took: 2.1", "Test took: 62.1")).slept() is True
+    assert lb.parse_lebench_log(LOG).base_iter() == 10000  # ref's 1 000 000: LEBench's default
+    assert lb.parse_lebench_log("Performing test cpu.\nTest took: 1.0 seconds\n").base_iter() is None
+
+
+def test_a_second_lebench_run_flags_the_rows_lebench_does_not_reproduce() -> None:
+    first = lb.parse_lebench_csv(CSV)
+    again = dict(first, ref=lb.LebenchFigure(45.0, 50.0), cpu=lb.LebenchFigure(2_400_000.0, 2_500_000.0))
+    lines = {ln.row: ln for ln in lb.match_rows(SPECS, first, {"ref": fig(31.0), "cpu": fig(2.4e6)}, None, None,
+                                                 again, {"ref": 100000})}
+    assert lines["ref"].lebench_self_ratio == pytest.approx(45 / 31) and lines["ref"].lebench_self_within is False
+    assert lines["cpu"].lebench_self_within is True and lines["ref"].lebench_n == 100000
+    assert lines["small read"].lebench_self_ratio == 1.0  # pending in osmeter, still LEBench against itself
+    c = lb.count(lines.values())
+    assert c.self_compared == 9 and c.self_within == 8  # every row in both CSVs, LEBench-only ones too
+    assert c.judged_ok is True  # the verdict stays on osmeter's ratios
+    text = lb.render_table(list(lines.values()), exact=False)
+    assert "LEBench run2/run1" in text.splitlines()[0]
+    by_row = {r.split("  ")[0].strip(): r for r in text.splitlines()[2:]}
+    assert "1.45 NO" in by_row["ref"] and "1.02" in by_row["cpu"]
+    doc = lb.report_document(list(lines.values()), {})
+    assert doc["counts"]["self_within"] == 8 and doc["rows"][0]["lebench_self_within"] is False
+    # one run: no such column, nothing flagged
+    one = lb.match_rows(SPECS[:1], first, {"ref": fig(31.0)})
+    assert one[0].lebench_self_ratio is None and "run2/run1" not in lb.render_table(one, exact=False)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--base-iter", "1000"], "--base-iter N (1 or more) goes with --build-from"),
+    (["--lebench", "x", "--build-from", "y"], "not both"),
+    (["--build-from", "y", "--base-iter", "0"], "--base-iter N"),
+    (["--lebench-runs", "3"], "invalid choice"),
+])
+def test_bad_build_and_runs_options_exit_2(argv: list[str], message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        lb.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_build_from_a_directory_without_lebench_says_so(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as e:
+        lb.build_lebench(tmp_path, 1000, tmp_path / "build")
+    assert "no OS_Eval.c" in str(e.value.code)
