@@ -33,7 +33,7 @@
 #define RW_NOTE "one call per clock pair, as LEBench; a sample averages a calibrated batch of such timings when " \
 	"they are short. The row runs open=per_call and fill=lebench, LEBench's set-up; the defaults are osmeter's " \
 	"view: open=once (one descriptor, lseek()ed to 0 before each call: a just-opened file's call costs more) " \
-	"and fill=chunks (the file written in 1 MiB writes: large folios, at 40 KiB 1.1-1.4 x cheaper). " \
+	"and fill=chunks (the file written in 1 MiB writes: large folios, at 40 KiB 1.05-1.4 x cheaper). " \
 	"osmeter's file is its own, in the work directory, written back once in setup (LEBench's never is: " \
 	"no difference measured)"
 #define READ_NOTE RW_NOTE ". file.read with the default buffer=reused reads into one buffer touched in setup " \
@@ -51,7 +51,7 @@
 	"pair (osmeter's view, the clock's cost spread)"
 #define FAULT_NOTE "one fault per clock pair, right after its mapping's mmap, as LEBench; a sample averages " \
 	"a calibrated batch of such timings. The row runs fill=lebench, LEBench's file; the default fill=chunks " \
-	"writes it in 64 KiB writes (large folios: fault-around maps one or two, 1.2-1.3 x cheaper from 40 KiB). " \
+	"writes it in 64 KiB writes (large folios: fault-around maps one or two, about 1.2 x cheaper from 40 KiB). " \
 	"mem.page_fault with the default group=8 times 8 faults of 8 fresh mappings back to back (a fault among " \
 	"8: the fault path stays warm, a different quantity)"
 #define SEND_REGION(n, k) "syscall(SYS_sendto) of " n " with MSG_DONTWAIT on the client end of a Unix stream " \
