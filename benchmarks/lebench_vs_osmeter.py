@@ -877,9 +877,20 @@ def lebench_wall_text(wall: float, log: LebenchLog, run: int) -> str:
     return f"wall time: LEBench{f' run {run}' if run > 1 else ''} {wall:.0f} s ({counts}; {slept})"
 
 
+def check_osmeter_probe() -> None:
+    """Fail before LEBench's minutes when osmeter will not find its probe."""
+    from osmeter.probe import ProbeError, locate_probe
+
+    try:
+        locate_probe()
+    except ProbeError as e:
+        sys.exit(f"osmeter cannot run: {e}")
+
+
 def measure(a: argparse.Namespace) -> int:
     if not shutil.which("taskset"):
         sys.exit("taskset not found: install the Debian package util-linux")
+    check_osmeter_probe()
     if a.keep:
         work = Path(a.keep).resolve()
         if work.exists() and any(work.iterdir()):

@@ -378,3 +378,10 @@ def test_build_from_a_directory_without_lebench_says_so(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as e:
         lb.build_lebench(tmp_path, 1000, tmp_path / "build")
     assert "no OS_Eval.c" in str(e.value.code)
+
+
+def test_a_missing_osmeter_probe_stops_before_lebench_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OSMETER_PROBE", str(tmp_path / "no-such-probe"))
+    with pytest.raises(SystemExit) as e:
+        lb.check_osmeter_probe()
+    assert str(e.value.code).startswith("osmeter cannot run:") and "no-such-probe" in str(e.value.code)
