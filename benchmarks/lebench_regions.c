@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +76,7 @@ struct tfile {
 	size_t size;
 	enum fill fill;
 	int synced;
+	int sxid; /* mode 07755, as LEBench's file gets it (below) */
 	int fd;   /* kept open (osmeter's way), O_RDWR */
 };
 
@@ -333,6 +335,21 @@ static struct tfile *file_for(const char *name, size_t size, enum fill fill, int
 	return f;
 }
 
+/* LEBench creates its file with open(O_CREAT | O_WRONLY) and no mode
+ * argument, so the mode is whatever the register held: 07755 in our builds
+ * (setuid, setgid, sticky; ls shows -rwsr-sr-t). A file with set-id bits is
+ * never marked S_NOSEC, so every write() asks whether privileges must be
+ * dropped (the security.capability xattr looked up). The same grown file,
+ * given that mode. */
+static struct tfile *sxid_file(size_t size)
+{
+	struct tfile *f = file_for("rwsxid", size, GROWN, 0);
+	if (!f->sxid && fchmod(f->fd, 07755))
+		die("fchmod");
+	f->sxid = 1;
+	return f;
+}
+
 #define MAXV 64
 static struct var g_vars[MAXV];
 static int g_nvars;
@@ -360,6 +377,9 @@ static void add_rw(const char *row, enum op op, size_t size)
 	add(row, "osm+4Kfile", "osmeter's way on a file written in 4 KiB writes, synced", op,
 	    file_for(nm, size, CHUNK_4K, 1), 0);
 	add(row, "osm+unsynced", "osmeter's way on its file never written back", op, file_for(nm, size, CHUNK_1M, 0), 0);
+	add(row, "lebench+mode", "LEBench's region on its file with the mode LEBench's open gives it (07755)", op,
+	    sxid_file(size), 1);
+	add(row, "leb+mode+lseek", "the same, lseek instead of open/close", op, sxid_file(size), 0);
 }
 
 static void add_fault(const char *row, size_t size)

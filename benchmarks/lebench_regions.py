@@ -9,7 +9,8 @@ timed, interleaved in one process: LEBench's region, osmeter's, and each
 with one difference switched (open/close around each call or lseek; the
 test file grown as LEBench's or written in large chunks, which decides the
 page cache's folios and so what fault-around and read/write walk; written
-back or not; the fork parent's written memory; LEBench's child or
+back or not; the set-id mode LEBench's open() without a mode leaves on its
+file; the fork parent's written memory; LEBench's child or
 osmeter's). For each: LEBench's k-best (osmeter.stats.lebench_kbest, its
 calc_k_closest) and the median, and their ratio to LEBench's variant.
 

@@ -39,7 +39,10 @@
 #define READ_NOTE RW_NOTE ". file.read with the default buffer=reused reads into one buffer touched in setup " \
 	"(osmeter's view: no page faults of a fresh buffer); extra.minflt_per_call counts them"
 #define WRITE_NOTE RW_NOTE ". The overwritten pages stay dirty until the kernel's writeback cleans them, as in " \
-	"LEBench: a sample that re-dirties clean pages costs more"
+	"LEBench: a sample that re-dirties clean pages costs more. LEBench creates its file with open(O_CREAT) and no " \
+	"mode, so the mode is undefined (07755, setuid and setgid, in the runs here): run as root, every write of " \
+	"such a file checks for privileges to drop, about 0.4 us more (benchmarks/lebench_regions.py), an artefact " \
+	"of LEBench's program that osmeter does not reproduce (docs/lebench.md)"
 #define MMAP_REGION "mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) of the test file, in the page cache; " \
 	"munmap and close outside the clock"
 #define MUNMAP_REGION "munmap() of a PROT_WRITE, MAP_PRIVATE mapping of the test file whose every byte was " \
