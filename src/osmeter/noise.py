@@ -54,6 +54,7 @@ TAG_KEY = "noise"  # a noise run's meta: {"series": label, "index": i, "runs": N
 RESULT_KEY = "noise_result"  # the last noise run's meta: the result's document
 MIN_RUNS, MAX_RUNS, DEFAULT_RUNS = 2, 20, 3
 MAD_TO_SD = 1.4826  # a normal distribution's SD over its median absolute deviation
+WITHIN = (0.02, 0.05, 0.10)  # the shares of instances whose run medians agree within these spreads
 SHARE = 0.9  # a family's verdict: the change this share of its instances resolve
 
 
@@ -219,6 +220,7 @@ def document(instances: Sequence[InstanceNoise], runs: Sequence[RunInfo], thresh
         })
     pairs = sum(len(x.pairs) for x in instances)
     ids = [r.id for r in runs]
+    spreads = [r["spread"] for r in rows if r["spread"] is not None]
     return {
         "osmeter_noise": SCHEMA,
         "runs": [{"id": r.id, "label": r.label, "status": r.status, "wall_s": _finite((walls or {}).get(r.id))}
@@ -228,6 +230,7 @@ def document(instances: Sequence[InstanceNoise], runs: Sequence[RunInfo], thresh
         "suite": runs[0].suite if runs else None,
         "comparisons": pairs,
         "false_alarms": sum(len(x.false_alarms) for x in instances),
+        "within": {f"{w:g}": (sum(s <= w for s in spreads) / len(spreads) if spreads else None) for w in WITHIN},
         "families": family_lines(rows),
         "instances": rows,
     }

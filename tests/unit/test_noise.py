@@ -20,6 +20,7 @@ from osmeter import compare as cmp
 from osmeter import noise
 from osmeter.comparing import Outcome, compare_runs
 from osmeter.report import compare_text as ct
+from osmeter.report import noise_text
 from osmeter.differences import run_differences
 from osmeter.model import BenchResult, NewRun
 from osmeter.repeats import Uncertainty
@@ -170,6 +171,12 @@ def test_analysis_of_stored_runs(store_path: Path) -> None:
     for bench in ("syscall.null", "task.fork"):
         assert rows[bench]["false_alarms"] == [] and rows[bench]["resolves"] < 0.10
     assert doc["false_alarms"] == 2
+    # two of three instances agree within 10 % (cpu.call's 20 % does not); the shares are of instances
+    spreads = sorted(x["spread"] for x in doc["instances"])
+    for w, share in doc["within"].items():
+        assert share == pytest.approx(sum(s <= float(w) for s in spreads) / 3)
+    assert doc["within"]["0.1"] == pytest.approx(2 / 3)
+    assert "instances whose run medians agree within 2%: " in noise_text.render_text(doc)
     verdicts = {f["family"]: f["verdict"] for f in doc["families"]}
     assert verdicts["cpu"].startswith("cpu: 1 instance, median spread ") and "2 false alarms" in verdicts["cpu"]
     json.dumps(doc, allow_nan=False)  # storable as it is

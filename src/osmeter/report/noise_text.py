@@ -24,6 +24,14 @@ def _runs_line(doc: Mapping[str, Any]) -> str:
             f"(threshold {100 * doc['threshold']:g}%)")
 
 
+def within_line(doc: Mapping[str, Any]) -> str | None:
+    """`instances whose run medians agree within 2%: 37%, 5%: 64%, 10%: 82%` (None: no spread
+    known, or a result stored before the shares were)."""
+    shares = doc.get("within") or {}
+    parts = [f"{100 * float(w):g}%: {100 * v:.0f}%" for w, v in shares.items() if v is not None]
+    return "instances whose run medians agree within " + ", ".join(parts) if parts else None
+
+
 def worst_table(instances: Sequence[Mapping[str, Any]], count: int = WORST) -> str:
     """The instances that resolve the largest change (then the widest spread), worst first."""
     def badness(x: Mapping[str, Any]) -> tuple[float, float]:
@@ -57,7 +65,8 @@ def render_text(doc: Mapping[str, Any]) -> str:
     if not doc["instances"]:
         parts.append("no instance was ok in two runs: nothing to tell")
         return "\n\n".join(parts) + "\n"
-    parts.append("\n".join(f["verdict"] for f in doc["families"]))
+    within = within_line(doc)
+    parts.append("\n".join(([within] if within else []) + [f["verdict"] for f in doc["families"]]))
     parts.append("worst instances:\n" + worst_table(doc["instances"]))
     alarms = false_alarm_lines(doc)
     if alarms:
