@@ -37,6 +37,7 @@ Knobs (environment):
   FAKE_PROBE_RUNS_FILE=FILE   count `run` invocations in FILE (one line each): the
                               repetitions of `osmeter run --repeat`
   FAKE_PROBE_DIE_RUN=K        DIE_AFTER applies only to the K-th invocation (from 1)
+  FAKE_PROBE_HOLD_RUN=K       HOLD_AFTER applies only to the K-th invocation (from 1)
   FAKE_PROBE_SCALE=F1,F2,...  multiply the samples (and result figures) of the
                               K-th invocation by FK
   FAKE_PROBE_NET_ERROR=NAME   net benchmark NAME ends in `error` (its peer vanished mid-run)
@@ -477,6 +478,9 @@ def run(args):
         die_after = -1
     bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
     hold_after = int(os.environ.get("FAKE_PROBE_HOLD_AFTER", "-1"))
+    hold_run = os.environ.get("FAKE_PROBE_HOLD_RUN")
+    if hold_run and int(hold_run) != invocation:
+        hold_after = -1
     counts = {"ok": 0, "skip": 0, "error": 0}
 
     if os.environ.get("FAKE_PROBE_TMPFILE"):

@@ -70,8 +70,11 @@ def test_runs_stored_tagged_and_the_result_with_the_last(cli, fake_probe: FakePr
 
 
 @pytest.mark.slow  # about 2 s; CI runs it
-def test_ctrl_c_keeps_the_runs_stored(fake_probe: FakeProbe, osmeter_proc, store_path: Path) -> None:
-    fake_probe.set(delay="0.3")
+def test_ctrl_c_keeps_the_runs_stored(fake_probe: FakeProbe, osmeter_proc, store_path: Path,
+                                      tmp_path: Path) -> None:
+    # The second run's probe holds after its first benchmark until the signal
+    # comes, however long that takes: no race with a delay on a busy machine.
+    fake_probe.set(delay="0.05", hold_after=1, hold_run=2, runs_file=tmp_path / "runs")
     proc = osmeter_proc("noise", "cpu.call", "syscall.null", "--runs", "3", "--repeat", "1", "--label", "cc")
     read_progress_until(proc, "noise run 2/3")
     read_progress_until(proc, "[1/2]")
