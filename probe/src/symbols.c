@@ -461,6 +461,14 @@ static int file_of(struct osm_usyms *u, const char *path)
 	return (int)u->n_files++;
 }
 
+/* A mapping's label: src cut to the label's size (a long file name keeps its head). */
+static void set_label(struct mapping *m, const char *src)
+{
+	size_t n = strnlen(src, sizeof(m->label) - 1);
+	memcpy(m->label, src, n);
+	m->label[n] = '\0';
+}
+
 struct osm_usyms *osm_usyms_load(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -481,7 +489,7 @@ struct osm_usyms *osm_usyms_load(void)
 		*m = (struct mapping){s, e, off, -1, ""};
 		int vdso = !strcmp(path, "[vdso]") && perms[0] == 'r';
 		if (path[0] != '/' && !vdso) {
-			snprintf(m->label, sizeof(m->label), "%s", path[0] ? path : "[anon]");
+			set_label(m, path[0] ? path : "[anon]");
 			continue;
 		}
 		if ((m->file = file_of(u, path)) < 0)
@@ -491,7 +499,7 @@ struct osm_usyms *osm_usyms_load(void)
 			u->files[m->file].mem_len = (size_t)(e - s);
 		}
 		const char *base = strrchr(path, '/');
-		snprintf(m->label, sizeof(m->label), "%s", base ? base + 1 : path);
+		set_label(m, base ? base + 1 : path);
 	}
 	fclose(f);
 	return u;
