@@ -418,7 +418,7 @@ class Comparison:
     method: str = METHOD_BOOTSTRAP  # METHODS: how the interval was made
     stats: tuple[StatChange, ...] = ()  # the maximum and/or the variance, when compared (stats_for)
     # A significant change smaller than this machine resolved for the instance (osmeter noise):
-    # "below this machine's noise (noise run 12: ±6.1%)"; "" otherwise, or without a noise result.
+    # "below this machine's noise (noise run 12: +6.1%)"; "" otherwise, or without a noise result.
     noise: str = ""
 
     def stat(self, name: str) -> StatChange | None:

@@ -246,12 +246,15 @@ def percent(fraction: float | None) -> str:
 
 
 def family_verdict(f: Mapping[str, Any]) -> str:
-    """`file: 41 instances, median spread 3.1%, 90% resolve a 6.0% change; worst file.create files=1000 (30x)`."""
+    """`file: 41 instances, median spread 3.1%; compare resolves a change over 6.0% in 90% of them;
+    worst file.create files=1000 (spread 30x)`: for 90 % of the family's instances, any change
+    larger than 6.0 % (either way) is significant in every comparison of the identical runs."""
     line = (f"{f['family']}: {f['instances']} instance{'s' if f['instances'] != 1 else ''}, "
-            f"median spread {percent(f['median_spread'])}, "
-            f"{100 * f['share']:.0f}% resolve a {percent(f['resolves'])} change")
+            f"median spread {percent(f['median_spread'])}; "
+            f"compare resolves a change over {percent(f['resolves'])}"
+            + (f" in {100 * f['share']:.0f}% of them" if f["instances"] > 1 else ""))
     if f["worst"] is not None:
-        line += f"; worst {f['worst']['name']} ({percent(f['worst']['spread'])})"
+        line += f"; worst {f['worst']['name']} (spread {percent(f['worst']['spread'])})"
     if f["false_alarms"]:
         line += f"; {f['false_alarms']} false alarm{'s' if f['false_alarms'] != 1 else ''}"
     return line
@@ -274,33 +277,40 @@ def find(store: Store, runs: Sequence[RunInfo]) -> tuple[RunInfo, dict[str, Any]
     return (mine[-1], mine[-1].meta[RESULT_KEY]) if mine else None
 
 
-def caveat_text(run_id: int, resolves: float) -> str:
-    return f"below this machine's noise (noise run {run_id}: ±{percent(resolves)})"
+def caveat_text(run_id: int, limit: float, rise: bool) -> str:
+    """`below this machine's noise (noise run 12: +17%)`: the limit of the change's direction
+    (a fall's as `-15%`; a rise of 2x or more as `3.2x`)."""
+    shown = percent(limit)
+    if shown.endswith("%"):
+        shown = ("+" if rise else "-") + shown
+    return f"below this machine's noise (noise run {run_id}: {shown})"
 
 
 def apply(outcome: Outcome, store: Store, threshold: float) -> None:
     """With a noise result of the baseline's machine: each significant change of a
-    run of that machine smaller than what its instance resolved gets the caveat."""
+    run of that machine smaller than what its instance resolved in that direction
+    (Bounds.up for a rise, Bounds.down for a fall) gets the caveat."""
     got = find(store, outcome.runs)
     if got is None:
         return
     holder, doc = got
     keys = host_keys([*outcome.runs, holder])
     same = {r.id for r in outcome.runs if keys[r.id] == keys[holder.id]}
-    resolved: dict[Key, float] = {}
+    resolved: dict[Key, Bounds] = {}
     for x in doc["instances"]:
         b = x.get("bounds")
         if isinstance(b, list) and len(b) == 3 and all(isinstance(v, (int, float)) and v > 0 for v in b):
             key = (x["bench"], canonical_params(x["params"]), x["occurrence"])
-            resolved[key] = Bounds(*b).resolves(threshold)
+            resolved[key] = Bounds(*b)
     new = {}
     for c in outcome.comparisons:
         key = outcome.key_of(c)
         if not c.significant or c.run_id not in same or key is None or key not in resolved:
             continue
-        limit = resolved[key]
-        if abs(c.change) < limit:
-            new[id(c)] = replace(c, noise=caveat_text(holder.id, limit))
+        rise = c.change > 0
+        limit = resolved[key].up(threshold) if rise else resolved[key].down(threshold)
+        if abs(c.change) < limit:  # a fall is at most 100 %: set against max(up, down) every fall was below
+            new[id(c)] = replace(c, noise=caveat_text(holder.id, limit, rise))
     outcome.swap(new)
     outcome.noise = {"run": holder.id, "label": holder.label, "runs": [r["id"] for r in doc.get("runs", [])],
                      "threshold": threshold, "instances": len(resolved)}

@@ -218,7 +218,7 @@ def test_compare_caveat_with_a_noise_result_of_this_machine(store_path: Path) ->
     outcome = _compare(store_path, a, b)
     found = {c.bench: c for c in outcome.comparisons}
     assert found["cpu.call"].significant and found["task.fork"].significant
-    assert found["cpu.call"].noise.startswith("below this machine's noise (noise run 3: ±")
+    assert found["cpu.call"].noise.startswith("below this machine's noise (noise run 3: +")
     assert found["task.fork"].noise == "" and found["syscall.null"].noise == ""
     assert outcome.deltas(found["cpu.call"]) == [] and outcome.key_of(found["cpu.call"])[0] == "cpu.call"
     doc = ct.document(outcome, cmp.DEFAULT_THRESHOLD, None)
@@ -226,7 +226,7 @@ def test_compare_caveat_with_a_noise_result_of_this_machine(store_path: Path) ->
     assert {c["bench"]: bool(c["noise_caveat"]) for c in doc["comparisons"]} == {
         "cpu.call": True, "syscall.null": False, "task.fork": False}
     text = ct.render_text(outcome, cmp.DEFAULT_THRESHOLD)
-    assert "slower [below this machine's noise (noise run 3: ±" in text
+    assert "slower [below this machine's noise (noise run 3: +" in text
     assert "1 significant change below this machine's noise" in text
     page = ct.heatmap_file(outcome, cmp.DEFAULT_THRESHOLD, "html")
     assert isinstance(page, str) and 'class="flag noise"' in page
@@ -252,3 +252,30 @@ def test_compare_command_uses_the_noise_result(store_path: Path, cli) -> None:
     a, b = _pair(store_path)
     r = cli("compare", str(a), str(b), "--json")
     assert r.code == 0 and json.loads(r.out)["noise"]["significant_below"] == 1
+
+
+def test_the_caveat_takes_the_changes_direction(store_path: Path) -> None:
+    """cpu.call tripled between identical runs: a rise must pass about 3.2x, a fall only about 68 %
+    (the same factor). A 4x fall (-75 %) is beyond the noise although below the rise's limit; a 2x
+    fall (-50 %) and a 1.5x rise are below it, each shown with its own direction's limit."""
+    _analysed(store_path, _noise_runs(store_path, [{}, {"cpu.call": 3.0}, {}]))
+    rng = np.random.default_rng(5)
+    base, *others = _store_runs(store_path, [[(*CALL, noisy(rng, f, 1000, 0.01))] for f in (1.0, 0.25, 0.5, 1.5)])
+    found = [_compare(store_path, base, other).comparisons[0] for other in others]
+    assert all(c.significant for c in found)
+    four_fold, halved, rise = (c.noise for c in found)
+    assert four_fold == ""
+    assert halved.startswith("below this machine's noise (noise run 3: -6") and halved.endswith("%)")
+    assert rise.startswith("below this machine's noise (noise run 3: 3.") and rise.endswith("x)")
+
+
+def test_the_verdict_and_the_text_fit_100_columns(store_path: Path) -> None:
+    doc = _analysed(store_path, _noise_runs(store_path, [{}, {"cpu.call": 3.0}, {}]))
+    verdicts = {f["family"]: f["verdict"] for f in doc["families"]}
+    assert verdicts["cpu"].startswith("cpu: 1 instance, median spread 3x; compare resolves a change over 3.")
+    assert "worst cpu.call args=3 (spread 3x); 2 false alarms" in verdicts["cpu"]
+    many = noise.family_verdict(dict(doc["families"][0], instances=12))
+    assert "x in 90% of them; worst" in many
+    text = noise_text.render_text(doc)
+    assert max(len(line) for line in text.splitlines()) <= noise_text.WIDTH
+    assert "    worst cpu.call args=3 (spread 3x); 2 false alarms\n" in text  # a verdict wrapped between pieces

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 from .. import noise
 from ..fmt import scale_of
 from .tables import simple, to_text
+from .text import wrap_list, wrap_pieces
 
 WORST = 12  # instances in the table of the worst
 WIDTH = 100
@@ -30,6 +31,12 @@ def within_line(doc: Mapping[str, Any]) -> str | None:
     shares = doc.get("within") or {}
     parts = [f"{100 * float(w):g}%: {100 * v:.0f}%" for w, v in shares.items() if v is not None]
     return "instances whose run medians agree within " + ", ".join(parts) if parts else None
+
+
+def verdict_lines(verdict: str) -> list[str]:
+    """A family's verdict within WIDTH columns, wrapped between its `; ` pieces (continuations indented)."""
+    lines = wrap_pieces(verdict.split("; "), WIDTH)
+    return [lines[0].lstrip(), *lines[1:]]
 
 
 def worst_table(instances: Sequence[Mapping[str, Any]], count: int = WORST) -> str:
@@ -61,22 +68,23 @@ def false_alarm_lines(doc: Mapping[str, Any]) -> list[str]:
 
 
 def render_text(doc: Mapping[str, Any]) -> str:
-    parts = [_runs_line(doc)]
+    parts = [wrap_list(_runs_line(doc), WIDTH)]
     if not doc["instances"]:
         parts.append("no instance was ok in two runs: nothing to tell")
         return "\n\n".join(parts) + "\n"
     within = within_line(doc)
-    parts.append("\n".join(([within] if within else []) + [f["verdict"] for f in doc["families"]]))
+    parts.append("\n".join(([within] if within else []) + [v for f in doc["families"]
+                                                            for v in verdict_lines(f["verdict"])]))
     parts.append("worst instances:\n" + worst_table(doc["instances"]))
     alarms = false_alarm_lines(doc)
     if alarms:
         parts.append("\n".join(alarms))
     parts.append(
-        "spread: largest / smallest median of the runs - 1; rsd: robust relative SD of the log medians "
-        "(1.4826 x MAD);\nresolves: the smallest change, up or down, compare called significant in every "
-        "comparison of two of\nthese runs (its threshold and intervals); a family's verdict gives the change "
-        f"{100 * noise.SHARE:.0f}% of its instances resolve.\n"
-        f"compare adds the caveat 'below this machine's noise (noise run {doc['run']}: ±x%)' to a significant "
-        "change smaller\nthan that, for runs of this machine (docs/compare.md, \"What this machine can resolve\")"
+        "spread: largest / smallest median of the runs - 1; rsd: robust relative SD of the log medians\n"
+        "(1.4826 x MAD); resolves: the smallest change, up or down, compare called significant in every\n"
+        "comparison of two of these runs (its threshold and intervals); a family's verdict gives the change\n"
+        f"that {100 * noise.SHARE:.0f}% of its instances resolve. compare adds the caveat 'below this "
+        f"machine's noise\n(noise run {doc['run']}: +x%)' to a significant change smaller than that, for runs "
+        "of this machine\n(docs/compare.md, \"What this machine can resolve\")"
     )
     return "\n\n".join(parts) + "\n"
