@@ -78,7 +78,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description=(
             "Compare stored runs against a baseline: for every benchmark and parameter set in both, the ratio "
             "of medians with a 95 % bootstrap confidence interval. A change is significant when the interval "
-            "excludes 1 and the change exceeds the noise threshold."
+            "excludes 1 and the change exceeds the noise threshold. With a stored `osmeter noise` result of "
+            "the baseline's machine, a significant change smaller than what that machine resolves is marked "
+            "'below this machine's noise' (docs/compare.md)."
         ),
     )
     p.add_argument("runs", metavar="RUN", nargs="*",

@@ -57,7 +57,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "independent runs, each stored and labelled LABEL-1..N, then report per instance the spread of the "
         "runs' medians, the false alarms of compare between the identical runs and the smallest change compare "
         "resolves on this machine, with a verdict per family. The result is stored with the last run; compare "
-        "then marks a significant change below it 'below this machine's noise' (docs/compare.md).",
+        "then marks a significant change below it 'below this machine's noise' (docs/compare.md). It takes "
+        "N times as long as `osmeter run` (the standard suite: about 3 minutes a run on a 2-CPU VM; "
+        "--suite quick for a first look).",
     )
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run, e.g. syscall.null (see `osmeter list`)")
     p.add_argument("--suite", choices=SUITES, help=f"run a suite (default when no NAME is given: {DEFAULT_SUITE})")
