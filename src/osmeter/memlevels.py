@@ -299,14 +299,17 @@ class EdgeBand:
     high: int
     high_inclusive: bool
     level: str  # the cache level the band follows ("L3")
+    doubling: bool = True  # low is a doubling below the plateau's end (False: the plateau's end)
 
     def holds(self, size: int) -> bool:
         return self.low < size and (size <= self.high if self.high_inclusive else size < self.high)
 
     @property
     def text(self) -> str:
-        return (f"{CACHE_EDGE}: above {fmt_bytes(self.low)} (a doubling below the end of {self.level}'s plateau) "
-                f"up to {fmt_bytes(self.high)} (where the curve reaches memory, or the cache's sysfs size)")
+        where = f"a doubling below the end of {self.level}'s plateau" if self.doubling else \
+            f"the end of {self.level}'s plateau"
+        return (f"{CACHE_EDGE}: above {fmt_bytes(self.low)} ({where}) up to {fmt_bytes(self.high)} "
+                f"(where the curve reaches memory, or the cache's sysfs size)")
 
 
 def edge_band(detection: Detection, caches: Sequence[Mapping[str, Any]] | None) -> EdgeBand | None:
@@ -323,11 +326,12 @@ def edge_band(detection: Detection, caches: Sequence[Mapping[str, Any]] | None) 
     # The plateau's last doubling only for the shared last-level cache (or,
     # without sysfs, the curve's last cache): a private L2 that the curve
     # goes on from to memory (no L3 plateau) keeps its whole plateau.
-    low = last.last_bytes // 2 if top is None or last.name == f"L{top}" else last.last_bytes
+    doubling = top is None or last.name == f"L{top}"
+    low = last.last_bytes // 2 if doubling else last.last_bytes
     if llc is not None and (memory is None or llc >= memory):
-        band = EdgeBand(low, llc, True, last.name)
+        band = EdgeBand(low, llc, True, last.name, doubling)
     elif memory is not None:
-        band = EdgeBand(low, memory, False, last.name)
+        band = EdgeBand(low, memory, False, last.name, doubling)
     else:
         return None
     return band if band.high > band.low else None

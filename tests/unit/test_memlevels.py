@@ -455,7 +455,7 @@ def test_a_vm_slice_of_the_l3_flags_sizes_up_to_the_sysfs_size():
     # From a doubling below the plateau's end: its last doubling is where a smaller share ends it.
     assert 2 * MiB <= band.low <= 3 * MiB and band.high == 32 * MiB and band.high_inclusive
     assert [band.holds(s) for s in (2 * MiB, 4 * MiB, 10 * MiB, 32 * MiB, 33 * MiB)] == [False, True, True, True, False]
-    assert band.text.startswith(CACHE_EDGE) and "32 MiB" in band.text
+    assert band.text.startswith(CACHE_EDGE) and "32 MiB" in band.text and "a doubling below the end of L3" in band.text
 
 
 def test_bare_metal_flags_the_climb_up_to_the_memory_plateau():
@@ -478,6 +478,7 @@ def test_no_l3_plateau_flags_from_the_end_of_l2_to_the_l3_sysfs_size():
     l2 = next(lv for lv in det.caches if lv.name == "L2")
     assert band.low == l2.last_bytes and not band.holds(MiB) and band.holds(3 * MiB)
     assert band.high == 105 * MiB and band.holds(105 * MiB)
+    assert "(the end of L2's plateau)" in band.text and "doubling" not in band.text
 
 
 def test_no_band_without_a_cache_level():
