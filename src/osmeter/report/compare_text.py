@@ -62,8 +62,8 @@ def noise_lines(outcome: Outcome) -> list[str]:
         return []
     below = sum(1 for c in outcome.comparisons if c.significant and c.noise)
     return [f"{below} significant change{'s' if below != 1 else ''} below this machine's noise: smaller than what "
-            f"noise run {outcome.noise['run']} resolved for the instance (osmeter noise; docs/compare.md, "
-            "\"What this machine can resolve\")"]
+            f"noise run {outcome.noise['run']} resolved for the instance",
+            "  (osmeter noise; docs/compare.md, \"What this machine can resolve\")"]
 
 
 def render_text(outcome: Outcome, threshold: float, labels: nm.InstanceLabels | None = None) -> str:
