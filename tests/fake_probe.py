@@ -105,6 +105,12 @@ def emit(obj):
     sys.stdout.flush()
 
 
+def knob_of_run(name, run_name, invocation):
+    """FAKE_PROBE_<name> as an integer (-1 unset), or -1 when FAKE_PROBE_<run_name> names another invocation."""
+    only = os.environ.get(f"FAKE_PROBE_{run_name}")
+    return -1 if only and int(only) != invocation else int(os.environ.get(f"FAKE_PROBE_{name}", "-1"))
+
+
 def pause(seconds):
     """Sleep in small steps so a signal is acted on quickly."""
     deadline = time.monotonic() + seconds
@@ -472,15 +478,9 @@ def run(args):
                        *rt_records(n, p, opts["max_samples"])]
                       for n, p in rt_instances(rt, [a for a in opts["params"] if a.partition("=")[0] in rt_keys])]
     delay = float(os.environ.get("FAKE_PROBE_DELAY", "0"))
-    die_after = int(os.environ.get("FAKE_PROBE_DIE_AFTER", "-1"))
-    die_run = os.environ.get("FAKE_PROBE_DIE_RUN")
-    if die_run and int(die_run) != invocation:
-        die_after = -1
+    die_after = knob_of_run("DIE_AFTER", "DIE_RUN", invocation)
     bad_after = int(os.environ.get("FAKE_PROBE_BAD_LINE_AFTER", "-1"))
-    hold_after = int(os.environ.get("FAKE_PROBE_HOLD_AFTER", "-1"))
-    hold_run = os.environ.get("FAKE_PROBE_HOLD_RUN")
-    if hold_run and int(hold_run) != invocation:
-        hold_after = -1
+    hold_after = knob_of_run("HOLD_AFTER", "HOLD_RUN", invocation)
     counts = {"ok": 0, "skip": 0, "error": 0}
 
     if os.environ.get("FAKE_PROBE_TMPFILE"):
