@@ -1,6 +1,7 @@
-"""benchmarks/lebench_vs_osmeter.py, its pure parts: LEBench's CSV and log,
-matching LEBench's rows with osmeter's, the ratio table; and the store
-reading of --only-parse. Nothing here runs LEBench or measures anything."""
+"""benchmarks/lebench_vs_osmeter.py and its modules (benchmarks/_lebench_*.py), their
+pure parts: LEBench's CSV and log, matching LEBench's rows with osmeter's, the
+ratio table; and the store reading of --only-parse. Nothing here runs LEBench
+or measures anything."""
 
 from __future__ import annotations
 
@@ -28,11 +29,19 @@ def _load() -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
+    # The script imports its sibling modules by name, as when run as benchmarks/lebench_vs_osmeter.py.
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
     return module
 
 
-lb = _load()
+lb = _load()  # the CLI, building and running the two tools
+lbp = sys.modules["_lebench_parse"]  # LEBench's CSV and log, the row types, matching rows, counts
+lbt = sys.modules["_lebench_table"]  # the table and the --json document
+lbs = sys.modules["_lebench_store"]  # osmeter's stored runs
 
 
 def ts(ns: int) -> str:
@@ -68,29 +77,29 @@ CSV = (
 
 
 def test_parse_csv_rows_in_ns_and_in_order() -> None:
-    rows = lb.parse_lebench_csv(CSV)
+    rows = lbp.parse_lebench_csv(CSV)
     assert list(rows) == ["ref", "cpu", "context switch", "fork", "fork Child", "thr create", "thr create Child",
                           "small read", "huge page fault"]
-    assert rows["ref"] == lb.LebenchFigure(kbest=31.0, average=40.0)
+    assert rows["ref"] == lbp.LebenchFigure(kbest=31.0, average=40.0)
     assert rows["cpu"].kbest == 2_345_678.0
-    assert rows["fork"] == lb.LebenchFigure(60_000.0, 70_000.0)
-    assert rows["fork Child"] == lb.LebenchFigure(120_000.0, 130_000.0)
-    assert rows["thr create Child"] == lb.LebenchFigure(11_000.0, 12_000.0)
+    assert rows["fork"] == lbp.LebenchFigure(60_000.0, 70_000.0)
+    assert rows["fork Child"] == lbp.LebenchFigure(120_000.0, 130_000.0)
+    assert rows["thr create Child"] == lbp.LebenchFigure(11_000.0, 12_000.0)
     assert rows["huge page fault"].kbest == 1_234_567_890_123.0
 
 
 def test_parse_csv_refuses_half_a_row_and_bad_times() -> None:
     with pytest.raises(ValueError, match="'ref'.*not both"):
-        lb.parse_lebench_csv("%10s          kbest:,0.000000031,\n" % "ref")
+        lbp.parse_lebench_csv("%10s          kbest:,0.000000031,\n" % "ref")
     with pytest.raises(ValueError, match="line 1"):
-        lb.parse_lebench_csv("%10s          kbest:,31ns,\n" % "ref")
+        lbp.parse_lebench_csv("%10s          kbest:,31ns,\n" % "ref")
 
 
 @pytest.mark.parametrize(
     "text, ns", [("0.000000031", 31.0), ("1.000000002", 1_000_000_002.0), ("0.-00000005", -5.0), (" 2.5 ", 2e9 + 5)]
 )
 def test_timespec(text: str, ns: float) -> None:
-    assert lb.timespec_ns(text) == ns
+    assert lbp.timespec_ns(text) == ns
 
 
 LOG = (
@@ -105,7 +114,7 @@ LOG = (
 
 
 def test_parse_log() -> None:
-    log = lb.parse_lebench_log(LOG)
+    log = lbp.parse_lebench_log(LOG)
     assert log.test_seconds == {"ref": 0.512, "context switch": pytest.approx(30.000000001), "send": 1.000000005,
                                 "fork": 2.0}
     assert log.total_seconds == 700.25
@@ -123,26 +132,26 @@ def test_parse_log() -> None:
 def fig(median: float, kbest: float | None = None, status: str = "ok", reason: str | None = None,
         flags: tuple[str, ...] = ()) -> object:
     if status != "ok":
-        return lb.OsmeterFigure(status=status, reason=reason)
-    return lb.OsmeterFigure(status="ok", median=median, ci_low=median * 0.99, ci_high=median * 1.01,
+        return lbp.OsmeterFigure(status=status, reason=reason)
+    return lbp.OsmeterFigure(status="ok", median=median, ci_low=median * 0.99, ci_high=median * 1.01,
                             kbest=median if kbest is None else kbest, mean=median, n=100, unit="ns", flags=flags)
 
 
 SPECS = [
-    lb.RowSpec("ref", True, "osmeter reads the clock batch + 1 times"),
-    lb.RowSpec("cpu", True, "LEBench is built with -O0"),
-    lb.RowSpec("context switch", True, None),
-    lb.RowSpec("send", False, None, "LEBench row 'send': the ipc family is not built yet"),
-    lb.RowSpec("fork", True, None),
-    lb.RowSpec("fork Child", True, None),
-    lb.RowSpec("thr create", True, None),
-    lb.RowSpec("small read", False, None, "LEBench row 'small read': the file family is not built yet"),
-    lb.RowSpec("big fork", True, None),
+    lbp.RowSpec("ref", True, "osmeter reads the clock batch + 1 times"),
+    lbp.RowSpec("cpu", True, "LEBench is built with -O0"),
+    lbp.RowSpec("context switch", True, None),
+    lbp.RowSpec("send", False, None, "LEBench row 'send': the ipc family is not built yet"),
+    lbp.RowSpec("fork", True, None),
+    lbp.RowSpec("fork Child", True, None),
+    lbp.RowSpec("thr create", True, None),
+    lbp.RowSpec("small read", False, None, "LEBench row 'small read': the file family is not built yet"),
+    lbp.RowSpec("big fork", True, None),
 ]
 
 
 def lines_for_tests() -> list:
-    lebench = lb.parse_lebench_csv(CSV)
+    lebench = lbp.parse_lebench_csv(CSV)
     default = {
         "ref": fig(20.0),  # 20 / 31: outside
         "cpu": fig(2_100_000.0),  # 0.895: inside
@@ -152,7 +161,7 @@ def lines_for_tests() -> list:
         "big fork": fig(300_000.0),  # no LEBench figure
     }
     exact = {"ref": fig(33.0), "cpu": fig(2_300_000.0), "context switch": fig(3_500.0), "fork": fig(61_000.0)}
-    return lb.match_rows(SPECS, lebench, default, exact, lb.parse_lebench_log(LOG).row_errors())
+    return lbp.match_rows(SPECS, lebench, default, exact, lbp.parse_lebench_log(LOG).row_errors())
 
 
 def test_match_rows() -> None:
@@ -184,28 +193,28 @@ def test_match_rows() -> None:
 
 
 def test_match_rows_without_exact_run() -> None:
-    lines = lb.match_rows(SPECS[:2], lb.parse_lebench_csv(CSV), {"ref": fig(31.0), "cpu": fig(4_000_000.0)})
+    lines = lbp.match_rows(SPECS[:2], lbp.parse_lebench_csv(CSV), {"ref": fig(31.0), "cpu": fig(4_000_000.0)})
     ref, cpu = lines[0], lines[1]
     assert ref.ratio == 1.0 and ref.within is True and ref.exact_median is None and ref.exact_within is None
     assert cpu.within is False and cpu.note == "LEBench is built with -O0"
 
 
 def test_ratio_needs_a_positive_reference() -> None:
-    lebench = {"ref": lb.LebenchFigure(0.0, 0.0)}
-    (line,) = lb.match_rows(SPECS[:1], lebench, {"ref": fig(20.0)})
+    lebench = {"ref": lbp.LebenchFigure(0.0, 0.0)}
+    (line,) = lbp.match_rows(SPECS[:1], lebench, {"ref": fig(20.0)})
     assert line.ratio is None and line.within is None and line.note is None
 
 
 def test_counts_and_verdict() -> None:
-    c = lb.count(lines_for_tests())
+    c = lbp.count(lines_for_tests())
     assert (c.compared, c.within, c.exact_compared, c.exact_within, c.pending) == (4, 3, 4, 3, 2)
     assert c.judged_ok is False  # the context switch's exact ratio is outside
-    c_default = lb.count(lb.match_rows(SPECS[:2], lb.parse_lebench_csv(CSV), {"ref": fig(31.0), "cpu": fig(2.4e6)}))
+    c_default = lbp.count(lbp.match_rows(SPECS[:2], lbp.parse_lebench_csv(CSV), {"ref": fig(31.0), "cpu": fig(2.4e6)}))
     assert c_default.exact_compared == 0 and c_default.judged_ok is True  # judged on the default ratios
 
 
 def test_render_table() -> None:
-    text = lb.render_table(lines_for_tests(), exact=True)
+    text = lbt.render_table(lines_for_tests(), exact=True)
     rows = text.splitlines()
     header, rule = rows[0], rows[1]
     for title in ("LEBench row", "LEBench k-best", "LEBench avg", "osmeter median (95% CI)", "osmeter k-best",
@@ -229,15 +238,15 @@ def test_render_table() -> None:
 
 
 def test_render_table_without_exact() -> None:
-    text = lb.render_table(lb.match_rows(SPECS[:1], lb.parse_lebench_csv(CSV), {"ref": fig(31.0)}), exact=False)
+    text = lbt.render_table(lbp.match_rows(SPECS[:1], lbp.parse_lebench_csv(CSV), {"ref": fig(31.0)}), exact=False)
     assert "exact" not in text and "in 0.8-1.25" in text
     assert text.splitlines()[2].split()[:2] == ["ref", "31.0"]
 
 
 def test_json_document() -> None:
     lines = lines_for_tests()
-    lines.append(lb.Line("x", "compared", 1.0, 1.0, median=math.nan))
-    doc = lb.report_document(lines, {"mode": "test"})
+    lines.append(lbp.Line("x", "compared", 1.0, 1.0, median=math.nan))
+    doc = lbt.report_document(lines, {"mode": "test"})
     text = json.dumps(doc, allow_nan=False)  # NaN became null
     back = json.loads(text)
     assert back["tolerance"] == [0.8, 1.25] and back["mode"] == "test" and back["unit"] == "ns"
@@ -276,11 +285,11 @@ def test_only_parse_reads_the_latest_runs(tmp_path: Path, monkeypatch: pytest.Mo
                                           capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.db"
     _store_with_runs(store)
-    assert lb.latest_lebench_runs(store) == ("1", "2")
-    run, figs = lb.stored_figures(store, "1")
+    assert lbs.latest_lebench_runs(store) == ("1", "2")
+    run, figs = lbs.stored_figures(store, "1")
     assert run.label == "lebench-default" and set(figs) == {"ref", "cpu"}
     assert figs["ref"].median == pytest.approx(20.5, abs=0.1) and figs["cpu"].status == "skip"
-    assert lb.run_wall_seconds(run) == 330.0
+    assert lbs.run_wall_seconds(run) == 330.0
 
     csv = tmp_path / "output.osmeter-fidelity.csv"
     csv.write_text(CSV)
@@ -330,35 +339,35 @@ def test_prepare_source_refuses_a_source_it_does_not_know(text: str, what: str) 
 def test_parse_log_reads_the_iterations_base_iter_and_sleep() -> None:
     text = ("Performing test ref.\nTotal test iteration 100000.\nTest took: 0.5 seconds\n"
             "Performing test fork.\nTotal test iteration 2000.\nTest took: 1.5 seconds\nTest took: 2.1 seconds\n")
-    log = lb.parse_lebench_log(text)
+    log = lbp.parse_lebench_log(text)
     assert log.iterations == {"ref": 100000, "fork": 2000} and log.base_iter() == 1000
     assert log.row_iterations()["fork Child"] == 2000
     assert log.slept() is False  # 2.1 s in all, 2.0 s of tests
-    assert lb.parse_lebench_log(text.replace("Test took: 2.1", "Test took: 62.1")).slept() is True
-    assert lb.parse_lebench_log(LOG).base_iter() == 10000  # ref's 1 000 000: LEBench's default
-    assert lb.parse_lebench_log("Performing test cpu.\nTest took: 1.0 seconds\n").base_iter() is None
+    assert lbp.parse_lebench_log(text.replace("Test took: 2.1", "Test took: 62.1")).slept() is True
+    assert lbp.parse_lebench_log(LOG).base_iter() == 10000  # ref's 1 000 000: LEBench's default
+    assert lbp.parse_lebench_log("Performing test cpu.\nTest took: 1.0 seconds\n").base_iter() is None
 
 
 def test_a_second_lebench_run_flags_the_rows_lebench_does_not_reproduce() -> None:
-    first = lb.parse_lebench_csv(CSV)
-    again = dict(first, ref=lb.LebenchFigure(45.0, 50.0), cpu=lb.LebenchFigure(2_400_000.0, 2_500_000.0))
-    lines = {ln.row: ln for ln in lb.match_rows(SPECS, first, {"ref": fig(31.0), "cpu": fig(2.4e6)}, None, None,
+    first = lbp.parse_lebench_csv(CSV)
+    again = dict(first, ref=lbp.LebenchFigure(45.0, 50.0), cpu=lbp.LebenchFigure(2_400_000.0, 2_500_000.0))
+    lines = {ln.row: ln for ln in lbp.match_rows(SPECS, first, {"ref": fig(31.0), "cpu": fig(2.4e6)}, None, None,
                                                  again, {"ref": 100000})}
     assert lines["ref"].lebench_self_ratio == pytest.approx(45 / 31) and lines["ref"].lebench_self_within is False
     assert lines["cpu"].lebench_self_within is True and lines["ref"].lebench_n == 100000
     assert lines["small read"].lebench_self_ratio == 1.0  # pending in osmeter, still LEBench against itself
-    c = lb.count(lines.values())
+    c = lbp.count(lines.values())
     assert c.self_compared == 9 and c.self_within == 8  # every row in both CSVs, LEBench-only ones too
     assert c.judged_ok is True  # the verdict stays on osmeter's ratios
-    text = lb.render_table(list(lines.values()), exact=False)
+    text = lbt.render_table(list(lines.values()), exact=False)
     assert "LEBench run2/run1" in text.splitlines()[0]
     by_row = {r.split("  ")[0].strip(): r for r in text.splitlines()[2:]}
     assert "1.45 NO" in by_row["ref"] and "1.02" in by_row["cpu"]
-    doc = lb.report_document(list(lines.values()), {})
+    doc = lbt.report_document(list(lines.values()), {})
     assert doc["counts"]["self_within"] == 8 and doc["rows"][0]["lebench_self_within"] is False
     # one run: no such column, nothing flagged
-    one = lb.match_rows(SPECS[:1], first, {"ref": fig(31.0)})
-    assert one[0].lebench_self_ratio is None and "run2/run1" not in lb.render_table(one, exact=False)
+    one = lbp.match_rows(SPECS[:1], first, {"ref": fig(31.0)})
+    assert one[0].lebench_self_ratio is None and "run2/run1" not in lbt.render_table(one, exact=False)
 
 
 @pytest.mark.parametrize("argv,message", [
