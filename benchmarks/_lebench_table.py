@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
 
@@ -121,10 +122,32 @@ def print_report(lines: Sequence[Line], exact: bool, walls: Sequence[str], out: 
         bad = [ln.row for ln in lines if ln.lebench_self_within is False]
         out.write(f"LEBench against itself (second run's k-best / first's): {c.self_within} of {c.self_compared} "
                   f"rows within {LOW}-{HIGH}" + (f"; not reproduced: {', '.join(bad)}" if bad else "") + "\n")
+    for line in kbest_lines(lines):
+        out.write(line + "\n")
     verdict = "--lebench-exact ratios" if c.exact_compared else "default ratios"
     out.write(f"tolerance {LOW}..{HIGH} ({verdict}): {'PASS' if c.judged_ok else 'FAIL'}\n")
     out.flush()
     return c
+
+
+def kbest_lines(lines: Sequence[Line]) -> list[str]:
+    """k-best against k-best (the same statistic on both sides), counted over the rows LEBench measures
+    a working call in, and split by whether LEBench reproduced itself there (--lebench-runs 2)."""
+    out = []
+    for label, attr in (("default run", "kbest_ratio"), ("--lebench-exact run", "exact_kbest_ratio")):
+        rows = [ln for ln in lines if getattr(ln, attr, None) is not None and ln.lebench_errors is None]
+        if not rows:
+            continue
+        inside = [ln for ln in rows if LOW <= getattr(ln, attr) <= HIGH]
+        outside = [f"{ln.row} {getattr(ln, attr):.2f}" + (" (LEBench not reproduced)"
+                                                           if ln.lebench_self_within is False else "")
+                   for ln in rows if ln not in inside]
+        out.append(f"k-best ratio, {label}: {len(inside)} of {len(rows)} rows within {LOW}-{HIGH} "
+                   "(LEBench's failing calls not counted)")
+        if outside:
+            out.extend(textwrap.wrap("outside: " + ", ".join(outside), 100, initial_indent="  ",
+                                     subsequent_indent="    "))
+    return out
 
 
 def write_json(path: str | None, lines: Sequence[Line], info: Mapping[str, Any]) -> None:

@@ -394,3 +394,25 @@ def test_a_missing_osmeter_probe_stops_before_lebench_runs(monkeypatch: pytest.M
     with pytest.raises(SystemExit) as e:
         lb.check_osmeter_probe()
     assert str(e.value.code).startswith("osmeter cannot run:") and "no-such-probe" in str(e.value.code)
+
+
+def test_kbest_lines_count_like_for_like_and_name_the_rows_outside() -> None:
+    """k-best against k-best, rows where LEBench timed failing calls left out, LEBench's own
+    irreproducible rows marked; lines fit 100 columns."""
+    rows = [
+        lbp.Line("getpid", "compared", 100.0, 110.0, kbest_ratio=1.02, exact_kbest_ratio=0.99),
+        lbp.Line("big write", "compared", 100.0, 110.0, kbest_ratio=0.34, exact_kbest_ratio=0.35,
+                 lebench_self_ratio=1.66, lebench_self_within=False),
+        lbp.Line("send", "compared", 100.0, 110.0, kbest_ratio=3.7, exact_kbest_ratio=3.1,
+                 lebench_errors="bind: Address already in use"),
+        lbp.Line("cpu", "compared", 100.0, 110.0, kbest_ratio=0.60),
+    ]
+    out = lbt.kbest_lines(rows)
+    assert out[0].startswith("k-best ratio, default run: 1 of 3 rows within 0.8-1.25")
+    assert "big write 0.34 (LEBench not reproduced)" in " ".join(out) and "cpu 0.60" in out[1]
+    assert "send" not in " ".join(out)
+    exact = [ln for ln in out if ln.startswith("k-best ratio, --lebench-exact run")]
+    assert exact == ["k-best ratio, --lebench-exact run: 1 of 2 rows within 0.8-1.25 "
+                     "(LEBench's failing calls not counted)"]
+    assert all(len(ln) <= 100 for ln in out)
+    assert lbt.kbest_lines([lbp.Line("ref", "pending", 20.0, 29.0)]) == []
