@@ -221,6 +221,7 @@ def fuzz(probe: str, env: dict | None = None) -> int:
     return len(ran)
 
 
+@pytest.mark.slow  # 3.7 s; CI runs it (tests/unit/test_cli_fuzz.py fuzzes the front end in the default run)
 def test_fuzzed_command_lines_keep_the_contract(probe):
     assert fuzz(probe) >= EXAMPLES // 2
 

@@ -105,6 +105,7 @@ def test_the_lebench_rows_are_these_benchmarks_with_a_malloced_buffer(probe):
                 assert row["params"]["sync"] == "none"
 
 
+@pytest.mark.slow  # 2 s; CI runs it (the default run stays under 5 minutes)
 def test_lebenchs_open_and_fill_run_with_plausible_figures(probe, tmp_path):
     """open=per_call and fill=lebench (LEBench's set-up) run, each alone and
     together, with figures of a cached 40 KiB call."""

@@ -91,6 +91,7 @@ def test_the_suite_runs_every_available_row_labelled(lebench_run, catalogue):
     assert meta["suite"] == "lebench" and meta["lebench_exact"] is False
 
 
+@pytest.mark.slow  # 1.7 s; CI runs it
 def test_fork_and_thread_rows_stop_where_lebench_stops(probe):
     """fork() returning in the parent costs less than fork + the child's exit
     + the parent's wait; pthread_create() returning less than create + join."""

@@ -48,6 +48,7 @@ def test_the_table_has_a_row_per_command_and_a_time_per_backend(tmp_path: Path) 
     assert list(tmp.iterdir()) == []  # the store and everything else removed
 
 
+@pytest.mark.slow  # 2.9 s; CI runs it
 def test_stopped_half_way_it_leaves_nothing(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     # a store large enough that the script is still building or timing it when the signal comes
