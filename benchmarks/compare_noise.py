@@ -115,7 +115,7 @@ def main() -> int:
         print(f"suite {args.suite} (default repetitions), CPU {args.cpu}: runs {a}, {b}, {c}; "
               f"wall times {wall_a:.0f} s, {wall_b:.0f} s, {wall_c:.0f} s")
         out["wall_s"] = [wall_a, wall_b, wall_c]
-        out["same"] = report_pair(f"A vs B (same machine, back to back)", compared(store, a, b))
+        out["same"] = report_pair("A vs B (same machine, back to back)", compared(store, a, b))
         injected = compared(store, a, c)
         hit = [x for x in injected if x["bench"] == args.bench]
         others = [x for x in injected if x["bench"] != args.bench]
