@@ -56,3 +56,13 @@ def counter_list(text: str) -> str:
     if not text or not all(part.strip() for part in text.split(",")) or any(c.isspace() for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of counters (for example sw,cycles)")
     return text
+
+
+def percentage(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (e.g. 5 or 5%)") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a percentage of at least 0")
+    return value

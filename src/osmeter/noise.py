@@ -47,6 +47,7 @@ from .errors import UsageError
 from .comparing import Key, Outcome, compare_runs, instance_keys
 from .model import RunInfo
 from .records import canonical_params, describe_instance
+from .repeats import spread
 from .store.base import Store
 
 SCHEMA = 1
@@ -56,14 +57,6 @@ MIN_RUNS, MAX_RUNS, DEFAULT_RUNS = 2, 20, 3
 MAD_TO_SD = 1.4826  # a normal distribution's SD over its median absolute deviation
 WITHIN = (0.02, 0.05, 0.10)  # the shares of instances whose run medians agree within these spreads
 SHARE = 0.9  # a family's verdict: the change this share of its instances resolve
-
-
-def spread(medians: Sequence[float]) -> float:
-    """max / min - 1 of the runs' medians (NaN for fewer than two, or a median not positive)."""
-    m = np.asarray(medians, dtype=np.float64)
-    if m.size < 2 or not np.all(m > 0):
-        return math.nan
-    return float(m.max() / m.min() - 1.0)
 
 
 def robust_rsd(medians: Sequence[float]) -> float:
@@ -119,10 +112,6 @@ class InstanceNoise:
     @property
     def bench(self) -> str:
         return self.key[0]
-
-    @property
-    def family(self) -> str:
-        return self.bench.split(".", 1)[0]
 
     @property
     def bounds(self) -> Bounds | None:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import compare as cmp
 from .. import noise, outfile, textsafe
+from ..argtypes import percentage
 from ..comparing import compare_runs, raise_regressions, resolve_runs
 from ..errors import UsageError
 from ..explain import explain
@@ -46,16 +46,6 @@ from .options import add_json_option, add_store_option
 NAME = "compare"
 SUFFIXES = {".html": "html", ".htm": "html", ".svg": "svg", ".png": "png", ".pdf": "pdf"}
 HEATMAP_FORMATS = ("html", "svg", "png", "pdf")
-
-
-def percentage(text: str) -> float:
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (e.g. 5 or 5%)") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is out of range: must be a percentage of at least 0")
-    return value
 
 
 def stat_list(text: str) -> tuple[str, ...]:

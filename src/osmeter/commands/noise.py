@@ -30,7 +30,7 @@ from ..report.params import catalog_defaults, telling_params
 from ..runner import DEFAULT_SUITE, SUITES, RunOptions, record_run, verdict
 from ..store import open_store, resolve_location
 from ..store.base import Store
-from .compare import percentage
+from ..argtypes import percentage
 from .options import add_store_option, non_negative_int, positive_float, positive_int
 from .run import param_assignment
 
