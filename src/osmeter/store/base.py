@@ -16,6 +16,10 @@ class StoreConnectionLost(StoreError):
     worth reconnecting and trying again (a full disk or a refused write is not)."""
 
 
+class TooManySamples(ValueError):
+    """A samples blob that expands to more values than its result's n."""
+
+
 SAMPLES_DTYPE = np.dtype("<f8")  # little-endian float64, whatever the host's byte order
 
 
@@ -27,11 +31,11 @@ def encode_samples(values: Sequence[float] | FloatArray) -> bytes:
 def decode_samples(blob: bytes, max_values: int) -> FloatArray:
     """The samples of a blob, refusing one that expands to more than
     max_values (a damaged or hostile blob must not fill the memory):
-    ValueError or zlib.error."""
+    TooManySamples, ValueError or zlib.error."""
     d = zlib.decompressobj()
     data = d.decompress(blob, max_values * SAMPLES_DTYPE.itemsize + 1)
     if len(data) > max_values * SAMPLES_DTYPE.itemsize:
-        raise ValueError(f"it expands to more than the {max_values} values its result holds")
+        raise TooManySamples(f"it expands to more than the {max_values} values its result holds")
     if not d.eof:
         raise zlib.error("incomplete or truncated stream")
     return np.frombuffer(data, dtype=SAMPLES_DTYPE).astype(np.float64)

@@ -36,7 +36,7 @@ from ..model import RESULT_STATUSES, RUN_SOURCES, RUN_STATUSES, BenchResult, Cou
 from ..records import MAX_DEPTH, MAX_MAGNITUDE, loads_json
 from ..repeats import Repetition
 from ..stats import FloatArray, Summary
-from .base import decode_samples
+from .base import TooManySamples, decode_samples
 
 SUMMARY_COLUMNS = tuple(f.name for f in fields(Summary))
 _INTEGER_STATS = ("n", "outliers", "kbest_stable")
@@ -502,9 +502,14 @@ def samples(blob: Any, n: Any) -> FloatArray:
     more values than the result's `n` (decompression stops there)."""
     if not isinstance(blob, bytes):
         raise Corrupt("samples", f"{_sql_kind(blob)}, not a blob")
-    cap = n if _is_int(n) and 0 < n <= MAX_STORED_SAMPLES else MAX_STORED_SAMPLES
+    from_n = _is_int(n) and 0 < n <= MAX_STORED_SAMPLES
+    cap = n if from_n else MAX_STORED_SAMPLES
     try:
         values = decode_samples(blob, cap)
+    except TooManySamples:  # n and the blob disagree: either may be the damaged one
+        if from_n:
+            raise Corrupt("n", f"{n}, fewer than the values in column 'samples' (one of the two is damaged)") from None
+        raise Corrupt("samples", f"not readable samples (more than {cap} values)") from None
     except (zlib.error, ValueError) as e:  # not zlib; a length that is not a multiple of 8
         raise Corrupt("samples", f"not readable samples ({type(e).__name__}: {e})") from None
     if values.size == 0:
