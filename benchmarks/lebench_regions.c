@@ -25,14 +25,18 @@
  * (mem.*) writes, opened once and lseek()ed to 0 before each call.
  *
  * Output (stdout): one line per sample, "row<TAB>variant<TAB>ns", then per
- * variant one line "#<TAB>row<TAB>variant<TAB>what" describing it, and per
+ * variant one line "#<TAB>row<TAB>variant<TAB>what" describing it, per
+ * variant that filled its buffer with LEBench's -O0 loop one line
+ * "fill<TAB>row<TAB>variant<TAB>ns" (the mean time of that fill), and per
  * test file "folios<TAB>file<TAB>first16<TAB>total<TAB>pages": the page
  * cache's folios covering its first 16 pages (fault-around's reach) and the
  * whole file (/proc/self/pagemap and /proc/kpageflags; -1 when not root).
  *
  * Usage: lebench_regions DIR [ROUNDS [PER_ROUND [ROW...]]]   (DIR: where the
- * test files go; rows: write4k write40k read4k read40k fault40k fault4000k
- * fault40000k fork hugefork; default all). */
+ * test files go; rows: write4k write40k write4000k write40000k read4k read40k
+ * fault40k fault4000k fault40000k fork hugefork; default all). The 4 000 KiB
+ * and 40 000 KiB writes take a tenth of PER_ROUND samples (LEBench too runs
+ * them BASE_ITER/2 and /4 times, against 10 * BASE_ITER for the small ones). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -180,8 +184,25 @@ struct var {
 	int touched_mib;   /* fork: written private memory mapped around this variant's samples */
 	int leb_child;     /* fork: LEBench's child (fresh MAP_SHARED stamp page, SIGINT) */
 	int vmas;          /* fork: extra 4 KiB MAP_SHARED anonymous mappings */
+	int slow_fill;     /* write: the buffer filled as LEBench's -O0 loop fills it */
+	uint64_t fill_ns, fills; /* ... and how long those fills took */
 	int on;
 };
+
+/* LEBench's fill as its -O0 build runs it: one byte per iteration, the
+ * index and the pointer loaded from and stored to the stack each time (about
+ * 10 x slower than memset: the buffer's first lines have time to leave the
+ * caches before the write reads them). */
+#if defined(__clang__)
+__attribute__((optnone))
+#else
+__attribute__((optimize("O0")))
+#endif
+static void fill_o0(char *buf, int size)
+{
+	for (int i = 0; i < size; i++)
+		buf[i] = 'a';
+}
 
 static uint64_t file_sample(struct var *v)
 {
@@ -189,8 +210,14 @@ static uint64_t file_sample(struct var *v)
 	char *buf = malloc(f->size);
 	if (!buf)
 		die("malloc");
-	if (v->op == OP_WRITE)
+	if (v->op == OP_WRITE && v->slow_fill) {
+		uint64_t f0 = now_ns();
+		fill_o0(buf, (int)f->size);
+		v->fill_ns += now_ns() - f0;
+		v->fills++;
+	} else if (v->op == OP_WRITE) {
 		memset(buf, 'a', f->size);
+	}
 	int fd = f->fd;
 	if (v->open_each) {
 		fd = open(f->path, v->op == OP_WRITE ? O_CREAT | O_WRONLY : O_RDONLY, 0644);
@@ -358,7 +385,7 @@ static void add(const char *row, const char *name, const char *what, enum op op,
 {
 	if (g_nvars == MAXV)
 		die("too many variants");
-	g_vars[g_nvars++] = (struct var){row, name, what, op, f, open_each, 0, 0, 0, 1};
+	g_vars[g_nvars++] = (struct var){row, name, what, op, f, open_each, 0, 0, 0, 0, 0, 0, 1};
 }
 
 /* The file rows: LEBench's region, osmeter's, and one difference at a time. */
@@ -380,6 +407,13 @@ static void add_rw(const char *row, enum op op, size_t size)
 	add(row, "lebench+mode", "LEBench's region on its file with the mode LEBench's open gives it (07755)", op,
 	    sxid_file(size), 1);
 	add(row, "leb+mode+lseek", "the same, lseek instead of open/close", op, sxid_file(size), 0);
+	if (op == OP_WRITE) {
+		add(row, "lebench+O0fill", "LEBench's region, its buffer filled by its -O0 byte loop (not memset)", op,
+		    leb, 1);
+		g_vars[g_nvars - 1].slow_fill = 1;
+		add(row, "osm+O0fill", "osmeter's way, the buffer filled by LEBench's -O0 byte loop", op, osm, 0);
+		g_vars[g_nvars - 1].slow_fill = 1;
+	}
 }
 
 static void add_fault(const char *row, size_t size)
@@ -439,6 +473,10 @@ int main(int argc, char **argv)
 		add_rw("small read", OP_READ, 4 * KIB);
 	if (wanted(argc, argv, "write40k"))
 		add_rw("mid write", OP_WRITE, 40 * KIB);
+	if (wanted(argc, argv, "write4000k"))
+		add_rw("big write", OP_WRITE, 4000 * KIB);
+	if (wanted(argc, argv, "write40000k"))
+		add_rw("huge write", OP_WRITE, 40000 * KIB);
 	if (wanted(argc, argv, "read40k"))
 		add_rw("mid read", OP_READ, 40 * KIB);
 	if (wanted(argc, argv, "fault40k"))
@@ -455,7 +493,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < g_nvars; i++) {
 			struct var *v = &g_vars[i];
 			struct held h;
-			int n = v->op >= OP_FORK ? (per + 3) / 4 : per;
+			int big = v->file && v->file->size >= 4000 * KIB;
+			int n = v->op >= OP_FORK ? (per + 3) / 4 : big ? (per + 9) / 10 : per;
 			hold(v, &h);
 			for (int k = 0; k < n; k++)
 				printf("%s\t%s\t%llu\n", v->row, v->name, (unsigned long long)sample(v));
@@ -463,6 +502,10 @@ int main(int argc, char **argv)
 		}
 	for (int i = 0; i < g_nvars; i++)
 		printf("#\t%s\t%s\t%s\n", g_vars[i].row, g_vars[i].name, g_vars[i].what);
+	for (int i = 0; i < g_nvars; i++)
+		if (g_vars[i].fills)
+			printf("fill\t%s\t%s\t%.0f\n", g_vars[i].row, g_vars[i].name,
+			       (double)g_vars[i].fill_ns / (double)g_vars[i].fills);
 	for (int i = 0; i < g_nfiles; i++) {
 		struct tfile *f = &g_files[i];
 		printf("folios\t%s\t%ld\t%ld\t%zu\n", strrchr(f->path, '/') + 1, folios(f, 16), folios(f, (size_t)-1),

@@ -18,7 +18,7 @@ Then the page cache's folios of each test file (root only: /proc/kpageflags):
 over the first 16 pages (fault-around's reach) and the whole file.
 
 Usage: benchmarks/lebench_regions.py [--cpu 0] [--rounds 10] [--per 200] [--static] [--keep DIR] [ROW...]
-  rows: write4k read4k write40k read40k fault40k fault4000k fault40000k fork hugefork (default: all)
+  rows: write4k read4k write40k write4000k write40000k read40k fault40k fault4000k fault40000k fork hugefork (default: all)
 Without cc it prints "skipped: ..." and exits 0. Not a pass/fail check: the
 figures explain docs/lebench.md's rows.
 """
@@ -50,6 +50,8 @@ def parse(text: str, tag: str, samples: dict, whats: dict, folios: list) -> None
         f = line.split("\t")
         if f[0] == "#":
             whats[(f[1], f[2] + tag)] = f[3]
+        elif f[0] == "fill":
+            whats[(f[1], f[2] + tag)] += f" (its fill took {fmt_ns(float(f[3]))})"
         elif f[0] == "folios":
             if not tag:
                 folios.append(f[1:])

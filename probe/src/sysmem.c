@@ -1,10 +1,13 @@
 /* sysmem.c - see sysmem.h. */
 #include "sysmem.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int64_t osm_meminfo_bytes(const char *key)
 {
@@ -88,4 +91,44 @@ int64_t osm_cgroup_headroom(void)
 	}
 	fclose(f);
 	return best;
+}
+
+#define PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define PM_PRESENT (UINT64_C(1) << 63)
+#define KPF_COMPOUND_TAIL (UINT64_C(1) << 16)
+
+int64_t osm_file_folios(int fd, size_t pages)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	if (psz <= 0 || pages == 0 || pages > SIZE_MAX / (size_t)psz)
+		return -1;
+	size_t len = pages * (size_t)psz;
+	int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (kf < 0)
+		return -1;
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t *ent = malloc(pages * sizeof(*ent));
+	volatile const char *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	int64_t count = -1;
+	if (pm >= 0 && ent && m != MAP_FAILED) {
+		for (size_t i = 0; i < pages; i++)
+			(void)m[i * (size_t)psz]; /* mapped: its frame is in pagemap */
+		off_t at = (off_t)((uintptr_t)m / (uintptr_t)psz * sizeof(*ent));
+		if (pread(pm, ent, pages * sizeof(*ent), at) == (ssize_t)(pages * sizeof(*ent)))
+			count = 0;
+		for (size_t i = 0; count >= 0 && i < pages; i++) {
+			uint64_t fl, pfn = ent[i] & PFN_MASK;
+			if (!(ent[i] & PM_PRESENT) || !pfn || pread(kf, &fl, sizeof(fl), (off_t)(pfn * sizeof(fl))) != sizeof(fl))
+				count = -1; /* no frame number: not CAP_SYS_ADMIN */
+			else if (!(fl & KPF_COMPOUND_TAIL))
+				count++;
+		}
+	}
+	if (m != MAP_FAILED)
+		munmap((void *)m, len);
+	free(ent);
+	if (pm >= 0)
+		close(pm);
+	close(kf);
+	return count;
 }

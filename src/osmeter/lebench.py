@@ -108,8 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("doc", type=Path, help="docs/lebench.md")
     p.add_argument("--check", action="store_true", help="only check that the table is up to date")
     args = p.parse_args(argv)
-    doc = args.doc.read_text(encoding="utf-8")
-    new = replace_table(doc, render_table(probe_rows()))
+    try:
+        doc = args.doc.read_text(encoding="utf-8")
+        new = replace_table(doc, render_table(probe_rows()))
+    except (OSError, ValueError, OsmeterError) as e:
+        print(f"python -m osmeter.lebench: {e}", file=sys.stderr)
+        return 2
     if args.check:
         if new != doc:
             print(f"{args.doc}: the LEBench table is out of date; run python -m osmeter.lebench {args.doc}",

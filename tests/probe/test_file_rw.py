@@ -2,13 +2,16 @@
 plausible values and units at every LEBench size, the buffer= and sync=
 params, bad params, the target directory's errors, a failing fill, and no
 work file left behind. Method: docs/methods/file.md."""
+import json
 import os
 import resource
 import signal
+import subprocess
 
 import pytest
 
 from probe_helpers import TINY, optional_tool_missing, run_probe
+from task_helpers import as_nobody
 
 KiB = 1024
 LEBENCH_SIZES = {"4K": 4 * KiB, "40K": 40 * KiB, "4000K": 4000 * KiB, "40000K": 40000 * KiB}
@@ -52,6 +55,42 @@ def test_every_lebench_size_is_plausible(lebench_sizes, bench, buffer, size):
         assert res["extra"]["minflt_per_call"] == 0  # touched in setup: no fault in the clock
     if bench == "file.write":
         assert res["params"]["sync"] == "none"
+
+
+def can_read_kpageflags():
+    try:
+        with open("/proc/kpageflags", "rb") as f:
+            return len(f.read(8)) == 8 and os.geteuid() == 0
+    except OSError:
+        return False
+
+
+def test_folios_count_the_page_caches_folios_over_the_file(lebench_sizes):
+    """extra.folios: how many page-cache folios hold the file (a read or write
+    walks them one by one). One page is one folio; never more folios than
+    pages; null where /proc/kpageflags cannot be read."""
+    r, _ = lebench_sizes
+    for bench in ("file.read", "file.write"):
+        for size, nbytes in LEBENCH_SIZES.items():
+            folios = r.result(bench, size=nbytes, buffer="reused")["extra"]["folios"]
+            if not can_read_kpageflags():
+                assert folios is None
+                continue
+            assert isinstance(folios, int) and 1 <= folios <= nbytes // 4096, (bench, size, folios)
+            if nbytes == 4096:
+                assert folios == 1
+
+
+def test_folios_are_null_without_the_privilege_to_read_them(probe):
+    """As nobody (or any user but root) /proc/kpageflags is closed: the
+    figure is still measured, its folio count null, not a false number."""
+    with as_nobody(probe) as (prefix, copy):
+        p = subprocess.run([*prefix, copy, "run", "file.read", "--param", "size=40K", *TINY],
+                           capture_output=True, text=True, timeout=60, cwd="/")
+    assert p.returncode == 0, p.stderr
+    res = [json.loads(x) for x in p.stdout.splitlines() if '"type":"result"' in x][0]
+    assert res["extra"]["folios"] is None
+    assert res["median"] > 0
 
 
 def test_bigger_calls_take_longer(lebench_sizes):

@@ -27,6 +27,20 @@ def catalogue(probe):
     return json.loads(r.stdout)
 
 
+def test_docs_table_is_the_probes(probe, monkeypatch):
+    """docs/lebench.md's generated table is what the probe's catalogue says
+    (a note changed in probe/src/lebench.c must reach the document)."""
+    from pathlib import Path
+
+    from osmeter import lebench
+
+    monkeypatch.setenv("OSMETER_PROBE", probe)
+    doc = Path(__file__).resolve().parents[2] / "docs" / "lebench.md"
+    text = doc.read_text(encoding="utf-8")
+    assert lebench.replace_table(text, lebench.render_table(lebench.probe_rows())) == text, \
+        "docs/lebench.md is out of date: run python -m osmeter.lebench docs/lebench.md"
+
+
 def test_the_table_has_lebenchs_42_rows_in_order(catalogue):
     rows = catalogue["lebench_rows"]
     assert [r["name"] for r in rows] == LEBENCH_ROWS

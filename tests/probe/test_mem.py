@@ -161,6 +161,14 @@ def test_page_fault_fill_lebench_runs_with_a_plausible_fault(probe):
         res = ok(probe, "mem.page_fault", "size=40K", "group=1", f"fill={fill}")
         assert res["unit"] == "ns" and 50 < res["median"] < 1_000_000, (fill, res["median"])
         assert res["params"]["fill"] == fill
+        folios, head = res["extra"]["folios"], res["extra"]["head_folios"]
+        if os.geteuid() != 0:  # /proc/kpageflags is root's
+            assert folios is None and head is None
+        else:  # 10 pages: at most 10 folios, the first 16 pages' within the file's
+            assert 1 <= head <= folios <= 10, (fill, head, folios)
+    one_page = ok(probe, "mem.page_fault", "size=4K", "group=1")
+    if os.geteuid() == 0:
+        assert one_page["extra"]["folios"] == one_page["extra"]["head_folios"] == 1
 
 
 def test_work_directory_is_removed_after_file_benchmarks(probe, tmp_path):

@@ -575,7 +575,6 @@ def test_objects_built_without_init_are_the_dataclasses_own(store_path: Path) ->
     import dataclasses
 
     from osmeter.model import BenchResult
-    from osmeter.store import decode
 
     import_fixture(store_path)
     import_fixture(store_path)

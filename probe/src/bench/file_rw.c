@@ -25,6 +25,7 @@
  * of a fresh malloc'd destination buffer that LEBench's read includes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,14 @@ static int warm(struct osm_ctx *ctx, struct rw_state *s, int fd)
 	return OSM_OK;
 }
 
+/* extra.folios: the page cache's folios over the file (null when
+ * /proc/kpageflags cannot be read: not root). */
+static void add_folios(struct osm_ctx *ctx, int fd, size_t size)
+{
+	int64_t n = osm_file_folios(fd, (size + PAGE - 1) / PAGE);
+	osm_add_extra(ctx, "folios", n < 0 ? NAN : (double)n);
+}
+
 /* The test file: created, filled, written back, read once, reopened as
  * LEBench opens it. */
 static int make_file(struct osm_ctx *ctx, struct rw_state *s)
@@ -153,6 +162,8 @@ static int make_file(struct osm_ctx *ctx, struct rw_state *s)
 	}
 	if (st == OSM_OK)
 		st = warm(ctx, s, fd);
+	if (st == OSM_OK) /* what a write or read walks: fewer, larger folios cost less */
+		add_folios(ctx, fd, s->size);
 	close(fd);
 	if (st != OSM_OK)
 		return st;

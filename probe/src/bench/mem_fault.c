@@ -48,6 +48,7 @@
 #include "../cleanup.h"
 #include "../clock.h"
 #include "../compiler.h"
+#include "../sysmem.h"
 #include "file.h" /* osm_file_fill_lebench */
 #include "mem.h"
 
@@ -428,6 +429,13 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 	if (st != OSM_OK) {
 		free_state(s);
 		return st;
+	}
+	if (!strcmp(ctx->bench->name, "page_fault")) {
+		/* What fault-around maps: the folios over its 16 pages, and the file's. */
+		size_t pages = (s->size + 4095) / 4096;
+		int64_t head = osm_file_folios(s->fd, pages < 16 ? pages : 16), all = osm_file_folios(s->fd, pages);
+		osm_add_extra(ctx, "head_folios", head < 0 ? NAN : (double)head);
+		osm_add_extra(ctx, "folios", all < 0 ? NAN : (double)all);
 	}
 	ctx->priv = s;
 	return OSM_OK;
