@@ -126,6 +126,13 @@ struct osm_ctx {
 	 * times them one by one. */
 	int lebench_exact;
 	uint64_t fixed_batch; /* > 0: every sample is this many operations */
+	/* Set in setup() by a benchmark that times a group of operations per
+	 * clock pair (mem.mmap, mem.munmap, mem.page_fault: `group`): > 1, every
+	 * sample holds whole groups, so calibration starts at one group and only
+	 * ever takes multiples of it (without it, an operation of a microsecond
+	 * or more was timed alone: the group's quantity silently became
+	 * group=1's). Ignored under fixed_batch. */
+	uint64_t min_batch;
 	/* run --inject-ns (a testing aid for compare): a busy wait of this
 	 * many ns per operation added inside the timed region; harness-timed
 	 * benchmarks only. */

@@ -237,7 +237,8 @@ static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b
 	double T = osm_target_batch_ns(ci->resolution_ns, ci->overhead_ns, b->min_time_s);
 	double one_by_one_ns = fmax(fmax(ONE_BY_ONE_NS, ONE_BY_ONE_OVERHEADS * ci->overhead_ns),
 				    ONE_BY_ONE_STEPS * ci->resolution_ns);
-	uint64_t batch = ctx->fixed_batch ? ctx->fixed_batch : 1;
+	uint64_t unit = !ctx->fixed_batch && ctx->min_batch > 1 ? ctx->min_batch : 1; /* whole groups */
+	uint64_t batch = ctx->fixed_batch ? ctx->fixed_batch : unit;
 	int fixed = (ctx->bench->flags & OSM_ONE_BY_ONE) != 0 || ctx->fixed_batch > 0;
 	int st;
 	*target_out = T;
@@ -254,14 +255,14 @@ static enum osm_status calibrate(struct osm_ctx *ctx, const struct osm_budget *b
 				break;
 		}
 		if (!fixed) {
-			if (batch == 1 && best >= one_by_one_ns)
-				fixed = 1; /* a microsecond or more: time one by one */
+			if (batch == unit && best >= one_by_one_ns)
+				fixed = 1; /* a microsecond or more: time one by one (one group) */
 			else if (best >= T)
 				fixed = 1;
 			else if (batch >= (UINT64_C(1) << 40))
 				fixed = 1;
 			else
-				batch = osm_next_batch(batch, best, T);
+				batch = (osm_next_batch(batch, best, T) + unit - 1) / unit * unit;
 		}
 		if (fixed && now_s() - t_start >= b->warmup_s)
 			break;

@@ -154,6 +154,26 @@ def test_lebench_mmap_munmap_and_page_fault(probe):
     assert big["median"] > 10 * small["median"]  # 10 000 private pages to free
 
 
+@pytest.mark.parametrize("name,params,group", [
+    ("mem.page_fault", ("size=4000K",), 8),  # a fault of 1-3 us: was timed alone, group=8 or not
+    ("mem.page_fault", ("size=40K", "group=3"), 3),
+    ("mem.mmap", ("size=4K",), 8),
+    ("mem.munmap", ("size=40000K",), 6),  # 256 MiB of mappings at most: 6 of 40 000 KiB
+])
+def test_every_sample_holds_whole_groups(probe, name, params, group):
+    """group=N is N calls per clock pair whatever one call costs: the
+    calibrated batch is whole groups (before, a call of a microsecond or
+    more was timed alone, and one near it flipped between the two)."""
+    res = ok(probe, name, *params)
+    assert res["batch"] >= group and res["batch"] % group == 0, (name, params, res["batch"])
+
+
+def test_lebench_exact_still_times_one_call_per_sample(probe):
+    r = run_probe(probe, "run", "mem.page_fault", "--param", "size=4000K", "--lebench-exact", *TINY)
+    assert r.rc == 0, r.stderr
+    assert r.result("mem.page_fault")["batch"] == 1
+
+
 def test_page_fault_fill_lebench_runs_with_a_plausible_fault(probe):
     """fill=lebench writes the file as LEBench grows its own (small folios at
     its head, which fault-around walks); both fills give one cached fault."""

@@ -406,6 +406,15 @@ int osm_mem_fault_major_run(struct osm_ctx *ctx, uint64_t batch)
 /* ------------------------------------------------------------------------ */
 /* LEBench: mem.mmap, mem.munmap, mem.page_fault                            */
 
+/* Calls per clock pair: the `group` param, fewer when the group's mappings
+ * would exceed GROUP_BYTES, one under --lebench-exact. */
+static size_t group_size(const struct osm_ctx *ctx, const struct fault_state *s, uint64_t left)
+{
+	size_t g = GROUP_BYTES / s->size, want = (size_t)osm_param_int(ctx, "group");
+	g = g < 1 || ctx->lebench_exact ? 1 : g > want ? want : g;
+	return left < g ? (size_t)left : g;
+}
+
 int osm_mem_map_setup(struct osm_ctx *ctx)
 {
 	struct fault_state *s = NULL;
@@ -437,17 +446,11 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 		osm_add_extra(ctx, "head_folios", head < 0 ? NAN : (double)head);
 		osm_add_extra(ctx, "folios", all < 0 ? NAN : (double)all);
 	}
+	/* Every sample holds whole groups: group=8 is 8 calls per clock pair
+	 * whatever one call costs. */
+	ctx->min_batch = group_size(ctx, s, UINT64_MAX);
 	ctx->priv = s;
 	return OSM_OK;
-}
-
-/* Calls per clock pair: the `group` param, fewer when the group's mappings
- * would exceed GROUP_BYTES, one under --lebench-exact. */
-static size_t group_size(const struct osm_ctx *ctx, const struct fault_state *s, uint64_t left)
-{
-	size_t g = GROUP_BYTES / s->size, want = (size_t)osm_param_int(ctx, "group");
-	g = g < 1 || ctx->lebench_exact ? 1 : g > want ? want : g;
-	return left < g ? (size_t)left : g;
 }
 
 static void unmap_all(void **a, size_t n, size_t size)
