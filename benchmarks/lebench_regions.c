@@ -34,7 +34,8 @@
  *
  * Usage: lebench_regions DIR [ROUNDS [PER_ROUND [ROW...]]]   (DIR: where the
  * test files go; rows: write4k write40k write4000k write40000k read4k read40k
- * fault40k fault4000k fault40000k fork hugefork; default all). The 4 000 KiB
+ * fault40k fault4000k fault40000k epoll10 epoll1000 fork hugefork; default
+ * all). The 4 000 KiB
  * and 40 000 KiB writes take a tenth of PER_ROUND samples (LEBench too runs
  * them BASE_ITER/2 and /4 times, against 10 * BASE_ITER for the small ones). */
 #define _GNU_SOURCE
@@ -44,7 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,7 +179,7 @@ static long folios(const struct tfile *f, size_t limit)
 
 /* ---- variants ---------------------------------------------------------- */
 
-enum op { OP_WRITE, OP_READ, OP_FAULT, OP_FORK, OP_FORK_CHILD };
+enum op { OP_WRITE, OP_READ, OP_FAULT, OP_EPOLL, OP_FORK, OP_FORK_CHILD };
 
 struct var {
 	const char *row, *name, *what;
@@ -185,6 +190,9 @@ struct var {
 	int leb_child;     /* fork: LEBench's child (fresh MAP_SHARED stamp page, SIGINT) */
 	int vmas;          /* fork: extra 4 KiB MAP_SHARED anonymous mappings */
 	int slow_fill;     /* write: the buffer filled as LEBench's -O0 loop fills it */
+	int epoll_n;       /* epoll: unconnected TCP sockets in the set */
+	int leb_make;      /* epoll: LEBench's order (epoll_create, then socket + ctl per socket) */
+	int fresh_events;  /* epoll: the events array malloc'd for each call (LEBench) */
 	uint64_t fill_ns, fills; /* ... and how long those fills took */
 	int on;
 };
@@ -290,6 +298,54 @@ static uint64_t fork_sample(struct var *v)
 	return v->op == OP_FORK ? t1 - t0 : tc - t0;
 }
 
+/* epoll_wait(0 timeout) over a fresh set of unconnected TCP sockets (each
+ * ready: EPOLLHUP), made and closed outside the clock. LEBench makes the set
+ * as epoll_create(n), then per socket socket() + epoll_ctl(ADD), and mallocs
+ * the events array per call; osmeter (poll.c, make=per_call) makes every
+ * socket, then epoll_create1 and the n epoll_ctl calls, into a standing
+ * array. */
+static struct epoll_event g_events[1000];
+
+static uint64_t epoll_sample(struct var *v)
+{
+	int n = v->epoll_n, fds[1000], epfd;
+	if (v->leb_make) {
+		epfd = epoll_create(n);
+		for (int i = 0; i < n; i++) {
+			fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+			if (fds[i] < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev))
+				die("socket/epoll_ctl");
+		}
+	} else {
+		for (int i = 0; i < n; i++)
+			if ((fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+				die("socket");
+		epfd = epoll_create1(EPOLL_CLOEXEC);
+		for (int i = 0; i < n; i++) {
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+			if (epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev))
+				die("epoll_ctl");
+		}
+	}
+	if (epfd < 0)
+		die("epoll_create");
+	struct epoll_event *events = v->fresh_events ? malloc((size_t)n * sizeof(*events)) : g_events;
+	if (!events)
+		die("malloc");
+	uint64_t t0 = now_ns();
+	int got = epoll_wait(epfd, events, n, 0);
+	uint64_t t1 = now_ns();
+	if (got != n)
+		die("epoll_wait: not every socket ready");
+	if (v->fresh_events)
+		free(events);
+	close(epfd);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return t1 - t0;
+}
+
 /* Memory a fork variant holds while its samples run. */
 struct held {
 	char *mem;
@@ -338,6 +394,8 @@ static uint64_t sample(struct var *v)
 		return file_sample(v);
 	case OP_FAULT:
 		return fault_sample(v);
+	case OP_EPOLL:
+		return epoll_sample(v);
 	default:
 		return fork_sample(v);
 	}
@@ -385,7 +443,7 @@ static void add(const char *row, const char *name, const char *what, enum op op,
 {
 	if (g_nvars == MAXV)
 		die("too many variants");
-	g_vars[g_nvars++] = (struct var){row, name, what, op, f, open_each, 0, 0, 0, 0, 0, 0, 1};
+	g_vars[g_nvars++] = (struct var){row, name, what, op, f, open_each, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 }
 
 /* The file rows: LEBench's region, osmeter's, and one difference at a time. */
@@ -446,6 +504,26 @@ static void add_fork(const char *row, enum op op, int vmas)
 	g_vars[g_nvars - 1].vmas = vmas;
 }
 
+static void add_epoll(const char *row, int n)
+{
+	static const struct {
+		const char *name, *what;
+		int leb_make, fresh_events;
+	} vs[] = {
+		{"lebench", "LEBench: epoll_create, then socket + epoll_ctl per socket; events malloc'd per call", 1, 1},
+		{"osmeter", "osmeter: every socket, then epoll_create1 and the epoll_ctl calls; a standing events array",
+		 0, 0},
+		{"leb+standing", "LEBench's order, a standing events array", 1, 0},
+		{"osm+malloc", "osmeter's order, the events array malloc'd per call", 0, 1},
+	};
+	for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
+		add(row, vs[i].name, vs[i].what, OP_EPOLL, NULL, 0);
+		g_vars[g_nvars - 1].epoll_n = n;
+		g_vars[g_nvars - 1].leb_make = vs[i].leb_make;
+		g_vars[g_nvars - 1].fresh_events = vs[i].fresh_events;
+	}
+}
+
 static int wanted(int argc, char **argv, const char *row)
 {
 	if (argc <= 4)
@@ -464,6 +542,11 @@ int main(int argc, char **argv)
 	}
 	g_dir = argv[1];
 	int rounds = argc > 2 ? atoi(argv[2]) : 10, per = argc > 3 ? atoi(argv[3]) : 200;
+	struct rlimit nofile; /* 1 000 sockets beside the test files */
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < 2048 && nofile.rlim_max >= 2048) {
+		nofile.rlim_cur = 2048;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	g_slot = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g_slot == MAP_FAILED)
 		die("mmap slot");
@@ -485,6 +568,10 @@ int main(int argc, char **argv)
 		add_fault("big page fault", 4000 * KIB);
 	if (wanted(argc, argv, "fault40000k"))
 		add_fault("huge page fault", 40000 * KIB);
+	if (wanted(argc, argv, "epoll10"))
+		add_epoll("epoll", 10);
+	if (wanted(argc, argv, "epoll1000"))
+		add_epoll("epoll big", 1000);
 	if (wanted(argc, argv, "fork"))
 		add_fork("fork", OP_FORK, 0);
 	if (wanted(argc, argv, "hugefork"))

@@ -18,7 +18,7 @@ Then the page cache's folios of each test file (root only: /proc/kpageflags):
 over the first 16 pages (fault-around's reach) and the whole file.
 
 Usage: benchmarks/lebench_regions.py [--cpu 0] [--rounds 10] [--per 200] [--static] [--keep DIR] [ROW...]
-  rows: write4k read4k write40k write4000k write40000k read40k fault40k fault4000k fault40000k fork hugefork (default: all)
+  rows: write4k read4k write40k write4000k write40000k read40k fault40k fault4000k fault40000k epoll10 epoll1000 fork hugefork (default: all)
 Without cc it prints "skipped: ..." and exits 0. Not a pass/fail check: the
 figures explain docs/lebench.md's rows.
 """

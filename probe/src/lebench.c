@@ -83,8 +83,8 @@
 	"before the clock and closed after it, for every sample"
 #define EPOLL_REGION(n) "epoll_wait(epfd, events, " n ", 0) on a level-triggered epoll set (epoll_create) of " n \
 	" unconnected TCP sockets added with EPOLLIN; each reports EPOLLHUP, so is ready, and LEBench checks the " \
-	"return is " n "; the sockets, the set and the events array (malloc) are made before the clock and freed " \
-	"after it, for every sample"
+	"return is " n "; the set (epoll_create, then per socket socket() and epoll_ctl(ADD)) and the events array " \
+	"(malloc) are made before the clock and freed after it, for every sample"
 /* poll.*: a new set for every call, as LEBench (make=per_call). */
 #define FRESH ",make=per_call"
 #define EPOLL_NOTE "one call per clock pair over descriptors made for it, as LEBench; a sample averages a " \
