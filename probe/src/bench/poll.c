@@ -14,7 +14,7 @@
  *    set are made, after it they are closed, both outside the clock, and the
  *    call is timed alone between two clock reads, as LEBench does; a sample
  *    sums a calibrated batch of such timings. An epoll set of TCP sockets is
- *    made in LEBench's order (make_epoll_interleaved). Freshly made sockets are cold
+ *    made in LEBench's order (make_set). Freshly made sockets are cold
  *    where a standing set is warm: over 1 000 descriptors the call costs
  *    1.3-2 x more.
  *
@@ -57,18 +57,11 @@
 #include "../clock.h"
 #include "../compiler.h"
 #include "mem.h" /* osm_mem_fit: the sockets' kernel memory */
+#include "poll.h"
 
 enum poll_api { API_SELECT, API_POLL, API_EPOLL };
-enum fd_kind { FDS_TCP, FDS_SOCKETPAIR };
 
-static const char *const kinds[] = {"tcp", "socketpair", NULL};
-static const char *const makes[] = {"once", "per_call", NULL};
 static const char *const api_names[] = {"select", "poll", "epoll_wait"};
-
-/* poll.poll and poll.epoll: descriptors at most (the kernel's nr_open is
- * 1 048 576 by default; 100 000 sockets already take ~400 MiB of kernel
- * memory). */
-#define MAX_NFDS 100000
 /* Kernel memory per watched descriptor, rounded up from what a TCP socket
  * (3.8 KiB of slab) and a Unix socket pair (3 KiB) took on Linux 6.x. */
 #define KERNEL_BYTES_PER_FD 4096
@@ -125,7 +118,7 @@ static void poll_free(struct poll_state *s)
 	free(s);
 }
 
-static void poll_teardown(struct osm_ctx *ctx)
+void osm_poll_teardown(struct osm_ctx *ctx)
 {
 	poll_free(ctx->priv);
 	ctx->priv = NULL;
@@ -134,7 +127,7 @@ static void poll_teardown(struct osm_ctx *ctx)
 /* The parameters together (bench.h's check: refused before anything
  * runs; the catalogue checks each value alone): ready=-1 is all of nfds,
  * ready more than nfds cannot be built, nor fds=tcp with fewer ready. */
-static int poll_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
+int osm_poll_check(const struct osm_bench *b, const struct osm_pval *pv, char *err, size_t len)
 {
 	long long nfds = (long long)osm_pval_of(b, pv, "nfds")->i, ready = (long long)osm_pval_of(b, pv, "ready")->i;
 	if (ready < 0)
@@ -156,7 +149,7 @@ static int poll_check(const struct osm_bench *b, const struct osm_pval *pv, char
  * otherwise than by `run`) and the kernel memory the set takes. */
 static int check_params(struct osm_ctx *ctx, struct poll_state *s)
 {
-	if (poll_check(ctx->bench, ctx->params, ctx->msg, sizeof(ctx->msg)))
+	if (osm_poll_check(ctx->bench, ctx->params, ctx->msg, sizeof(ctx->msg)))
 		return OSM_ERROR;
 	if (s->ready < 0)
 		s->ready = s->nfds;
@@ -250,6 +243,21 @@ static int make_pair(struct osm_ctx *ctx, struct poll_state *s, int i)
 	return OSM_OK;
 }
 
+/* epoll_ctl(ADD) of descriptor i, for EPOLLIN. */
+static int epoll_add(struct osm_ctx *ctx, struct poll_state *s, int i)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->fds[i]};
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->fds[i], &ev) == 0)
+		return OSM_OK;
+	if (errno == ENOSPC)
+		return osm_fail(ctx, OSM_SKIP, "epoll_ctl(EPOLL_CTL_ADD) refused descriptor %d of %d: the limit "
+				"fs.epoll.max_user_watches is reached; raise it (sysctl, as root) or lower nfds", i + 1,
+				s->nfds);
+	return osm_fail_errno(ctx, "epoll_ctl(EPOLL_CTL_ADD)");
+}
+
+/* The descriptors; with an epoll set already open, each added to it as it
+ * is made (LEBench's order). */
 static int make_fds(struct osm_ctx *ctx, struct poll_state *s)
 {
 	s->maxfd = -1;
@@ -271,6 +279,9 @@ static int make_fds(struct osm_ctx *ctx, struct poll_state *s)
 					"descriptor %d of %d got number %d (the probe holds %d below it): use nfds=%d at "
 					"most here, or poll.poll / poll.epoll", FD_SETSIZE, i + 1, s->nfds, s->fds[i],
 					s->fds[i] - i, i);
+		int st = s->epfd >= 0 ? epoll_add(ctx, s, i) : OSM_OK;
+		if (st != OSM_OK)
+			return st;
 	}
 	for (int i = 0; i < s->ready && s->kind == FDS_SOCKETPAIR; i++)
 		if (write(s->peers[i], "x", 1) != 1)
@@ -278,62 +289,18 @@ static int make_fds(struct osm_ctx *ctx, struct poll_state *s)
 	return OSM_OK;
 }
 
-static int make_epoll(struct osm_ctx *ctx, struct poll_state *s)
-{
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0)
-		return make_failed(ctx, s, "epoll_create1");
-	for (int i = 0; i < s->nfds; i++) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->fds[i]};
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->fds[i], &ev) == 0)
-			continue;
-		if (errno == ENOSPC)
-			return osm_fail(ctx, OSM_SKIP, "epoll_ctl(EPOLL_CTL_ADD) refused descriptor %d of %d: the "
-					"limit fs.epoll.max_user_watches is reached; raise it (sysctl, as root) or lower "
-					"nfds", i + 1, s->nfds);
-		return osm_fail_errno(ctx, "epoll_ctl(EPOLL_CTL_ADD)");
-	}
-	return OSM_OK;
-}
-
-/* LEBench's epoll set: epoll_create first, then per socket socket() and
- * epoll_ctl(ADD), one after the other. Over 1 000 sockets the wait on a set
- * made that way is slower and wider than on one made all sockets first
- * (benchmarks/lebench_regions.py, epoll1000: median 241 against 148 us on
- * the 2-vCPU EPYC guest), so make=per_call, LEBench's set-up, makes it so. */
-static int make_epoll_interleaved(struct osm_ctx *ctx, struct poll_state *s)
-{
-	s->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s->epfd < 0)
-		return make_failed(ctx, s, "epoll_create1");
-	s->maxfd = -1;
-	for (int i = 0; i < s->nfds; i++) {
-		s->fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s->fds[i] < 0)
-			return make_failed(ctx, s, "socket(AF_INET, SOCK_STREAM)");
-		s->made = i + 1;
-		if (s->fds[i] > s->maxfd)
-			s->maxfd = s->fds[i];
-		struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->fds[i]};
-		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->fds[i], &ev) == 0)
-			continue;
-		if (errno == ENOSPC)
-			return osm_fail(ctx, OSM_SKIP, "epoll_ctl(EPOLL_CTL_ADD) refused descriptor %d of %d: the "
-					"limit fs.epoll.max_user_watches is reached; raise it (sysctl, as root) or lower "
-					"nfds", i + 1, s->nfds);
-		return osm_fail_errno(ctx, "epoll_ctl(EPOLL_CTL_ADD)");
-	}
-	s->open = 1;
-	return OSM_OK;
-}
-
 /* A new set: the descriptors (the ready ones made ready), and the
  * structure each call reads: the read set, the pollfd array or the epoll
- * set. The arrays were allocated in setup. */
+ * set. The arrays were allocated in setup. make=per_call makes an epoll set
+ * of TCP sockets in LEBench's order: epoll_create, then per socket socket()
+ * and epoll_ctl(ADD). The order moves the wait: over 1 000 sockets 241
+ * against 148 us median on the 2-vCPU EPYC guest, sockets first
+ * (benchmarks/lebench_regions.py epoll1000). */
 static int make_set(struct osm_ctx *ctx, struct poll_state *s)
 {
-	if (s->api == API_EPOLL && s->per_call && s->kind == FDS_TCP)
-		return make_epoll_interleaved(ctx, s);
+	int leb_order = s->api == API_EPOLL && s->per_call && s->kind == FDS_TCP;
+	if (leb_order && (s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return make_failed(ctx, s, "epoll_create1");
 	int st = make_fds(ctx, s);
 	if (st != OSM_OK)
 		return st;
@@ -356,7 +323,15 @@ static int make_set(struct osm_ctx *ctx, struct poll_state *s)
 			s->pfds[i] = (struct pollfd){.fd = s->fds[i], .events = POLLIN};
 		return OSM_OK;
 	case API_EPOLL:
-		return make_epoll(ctx, s);
+		if (leb_order)
+			return OSM_OK;
+		s->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (s->epfd < 0)
+			return make_failed(ctx, s, "epoll_create1");
+		for (int i = 0; i < s->nfds; i++)
+			if ((st = epoll_add(ctx, s, i)) != OSM_OK)
+				return st;
+		return OSM_OK;
 	}
 	return osm_fail(ctx, OSM_ERROR, "internal: unknown call");
 }
@@ -446,9 +421,9 @@ static int poll_setup(struct osm_ctx *ctx, enum poll_api api)
 	return OSM_OK;
 }
 
-static int select_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_SELECT); }
-static int poll_poll_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_POLL); }
-static int epoll_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_EPOLL); }
+int osm_poll_select_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_SELECT); }
+int osm_poll_poll_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_POLL); }
+int osm_poll_epoll_setup(struct osm_ctx *ctx) { return poll_setup(ctx, API_EPOLL); }
 
 /* A call that failed (errno e) or reported another number of ready
  * descriptors. */
@@ -535,96 +510,8 @@ static int run_fresh(struct osm_ctx *ctx, struct poll_state *s, uint64_t batch)
 	return OSM_OK;
 }
 
-static int poll_run(struct osm_ctx *ctx, uint64_t batch)
+int osm_poll_run(struct osm_ctx *ctx, uint64_t batch)
 {
 	struct poll_state *s = ctx->priv;
 	return s->per_call ? run_fresh(ctx, s, batch) : run_standing(ctx, s, batch);
 }
-
-/* ---- the table -------------------------------------------------------- */
-
-#define FDS_PARAM                                                                                         \
-	{.name = "fds", .type = OSM_P_ENUM, .choices = kinds, .def = FDS_TCP,                                 \
-	 .help = "tcp: unconnected TCP sockets, all ready (POLLHUP; LEBench); socketpair: AF_UNIX stream "    \
-		 "socket pair ends, `ready` of them with 1 byte pending"}
-#define MAKE_PARAM                                                                                        \
-	{.name = "make", .type = OSM_P_ENUM, .choices = makes, .def = 0,                                      \
-	 .help = "once: the descriptors are made in setup and every call watches them (a standing set); "    \
-		 "per_call: new ones for every call, made and closed outside the clock (LEBench)"}
-#define READY_PARAM(hi)                                                                                   \
-	{.name = "ready", .type = OSM_P_INT, .def = -1, .min = -1, .max = (hi),                                \
-	 .help = "descriptors that are ready on every call, at most nfds; -1: all of them (LEBench); "       \
-		 "fds=tcp: all only"}
-
-static const struct osm_param select_params[] = {
-	{.name = "nfds", .type = OSM_P_INT, .def = 10, .min = 1, .max = FD_SETSIZE,
-	 .help = "descriptors watched (LEBench: 10, big: 1000); at most FD_SETSIZE, and every one must be "
-		 "numbered below FD_SETSIZE (the probe's own descriptors come first)"},
-	FDS_PARAM,
-	READY_PARAM(FD_SETSIZE),
-	MAKE_PARAM,
-	{0},
-};
-
-static const struct osm_param many_params[] = {
-	{.name = "nfds", .type = OSM_P_INT, .def = 10, .min = 1, .max = MAX_NFDS,
-	 .help = "descriptors watched (LEBench: 10, big: 1000); RLIMIT_NOFILE is raised to its hard limit "
-		 "when needed"},
-	FDS_PARAM,
-	READY_PARAM(MAX_NFDS),
-	MAKE_PARAM,
-	{0},
-};
-
-/* LEBench's two sizes with its descriptors, and 1 000 descriptors of which
- * one is ready: where epoll's ready list and select/poll's scan part. */
-#define POLL_SWEEP "nfds=10;nfds=100;nfds=1000;nfds=1000,fds=socketpair,ready=1"
-
-static const struct osm_bench poll_benches[] = {
-	{
-		.name = "select",
-		.desc = "select() with a zero timeout on nfds descriptors in the read set, `ready` of them ready",
-		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
-		.params = select_params,
-		.sweep = POLL_SWEEP,
-		.setup = select_setup,
-		.run = poll_run,
-		.teardown = poll_teardown,
-		.check = poll_check,
-	},
-	{
-		.name = "poll",
-		.desc = "poll() with a zero timeout on nfds descriptors (POLLIN), `ready` of them ready",
-		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
-		.params = many_params,
-		.sweep = POLL_SWEEP,
-		.setup = poll_poll_setup,
-		.run = poll_run,
-		.teardown = poll_teardown,
-		.check = poll_check,
-	},
-	{
-		.name = "epoll",
-		.desc = "epoll_wait() with a zero timeout on an epoll set of nfds descriptors (EPOLLIN), `ready` "
-			"of them ready",
-		.unit = OSM_UNIT_NS,
-		.flags = OSM_SELF_TIMED | OSM_SELF_COUNTED,
-		.suites = OSM_SUITE_STANDARD | OSM_SUITE_FULL,
-		.params = many_params,
-		.sweep = POLL_SWEEP,
-		.setup = epoll_setup,
-		.run = poll_run,
-		.teardown = poll_teardown,
-		.check = poll_check,
-	},
-};
-
-const struct osm_family osm_family_poll = {
-	"poll", "readiness of many descriptors: select(), poll() and epoll_wait() over N of which K are ready "
-	"(LEBench select/poll/epoll)",
-	poll_benches, ARRAY_SIZE(poll_benches),
-};
