@@ -97,12 +97,12 @@ int64_t osm_cgroup_headroom(void)
 #define PM_PRESENT (UINT64_C(1) << 63)
 #define KPF_COMPOUND_TAIL (UINT64_C(1) << 16)
 
-int64_t osm_file_folios(int fd, size_t pages)
+int64_t osm_file_folios(int fd, size_t bytes)
 {
 	long psz = sysconf(_SC_PAGESIZE);
-	if (psz <= 0 || pages == 0 || pages > SIZE_MAX / (size_t)psz)
+	if (psz <= 0 || bytes == 0 || bytes > SIZE_MAX / 2)
 		return -1;
-	size_t len = pages * (size_t)psz;
+	size_t pages = (bytes + (size_t)psz - 1) / (size_t)psz, len = pages * (size_t)psz;
 	int kf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	if (kf < 0)
 		return -1;

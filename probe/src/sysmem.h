@@ -15,11 +15,12 @@ int64_t osm_meminfo_bytes(const char *key);
  * cgroup v2, its ancestors; -1 when no limit applies or none can be read. */
 int64_t osm_cgroup_headroom(void);
 
-/* Page-cache folios over the first `pages` pages of the file open as fd
- * (readable): a folio starts at every page that is not a compound tail. Each
- * page is mapped (MAP_SHARED, PROT_READ) and read once, and its frame looked
- * up in /proc/self/pagemap and /proc/kpageflags, which need CAP_SYS_ADMIN:
- * -1 when they cannot be read, or a page is not in the page cache. */
-int64_t osm_file_folios(int fd, size_t pages);
+/* Page-cache folios over the first `bytes` of the file open as fd
+ * (readable, at least that long; whole pages of the system's size): a folio
+ * starts at every page that is not a compound tail. Each page is mapped
+ * (MAP_SHARED, PROT_READ) and read once, and its frame looked up in
+ * /proc/self/pagemap and /proc/kpageflags, which need CAP_SYS_ADMIN: -1 when
+ * they cannot be read, or a page is not in the page cache. */
+int64_t osm_file_folios(int fd, size_t bytes);
 
 #endif

@@ -131,7 +131,7 @@ static int warm(struct osm_ctx *ctx, struct rw_state *s, int fd)
  * /proc/kpageflags cannot be read: not root). */
 static void add_folios(struct osm_ctx *ctx, int fd, size_t size)
 {
-	int64_t n = osm_file_folios(fd, (size + PAGE - 1) / PAGE);
+	int64_t n = osm_file_folios(fd, size);
 	osm_add_extra(ctx, "folios", n < 0 ? NAN : (double)n);
 }
 

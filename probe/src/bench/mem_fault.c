@@ -440,9 +440,10 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 		return st;
 	}
 	if (!strcmp(ctx->bench->name, "page_fault")) {
-		/* What fault-around maps: the folios over its 16 pages, and the file's. */
-		size_t pages = (s->size + 4095) / 4096;
-		int64_t head = osm_file_folios(s->fd, pages < 16 ? pages : 16), all = osm_file_folios(s->fd, pages);
+		/* What fault-around maps: the folios over its reach (64 KiB by
+		 * default), and the file's. */
+		size_t reach = s->size < 65536 ? s->size : 65536;
+		int64_t head = osm_file_folios(s->fd, reach), all = osm_file_folios(s->fd, s->size);
 		osm_add_extra(ctx, "head_folios", head < 0 ? NAN : (double)head);
 		osm_add_extra(ctx, "folios", all < 0 ? NAN : (double)all);
 	}
