@@ -524,6 +524,49 @@ static void add_epoll(const char *row, int n)
 	}
 }
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The rows, in the order they run: the name on the command line, LEBench's
+ * row, and what makes its variants (n: bytes, sockets or extra mappings). */
+enum row_kind { ROW_RW, ROW_FAULT, ROW_EPOLL, ROW_FORK };
+static const struct row {
+	const char *key, *row;
+	enum row_kind kind;
+	enum op op;
+	size_t n;
+} g_rows[] = {
+	{"write4k", "small write", ROW_RW, OP_WRITE, 4 * KIB},
+	{"read4k", "small read", ROW_RW, OP_READ, 4 * KIB},
+	{"write40k", "mid write", ROW_RW, OP_WRITE, 40 * KIB},
+	{"write4000k", "big write", ROW_RW, OP_WRITE, 4000 * KIB},
+	{"write40000k", "huge write", ROW_RW, OP_WRITE, 40000 * KIB},
+	{"read40k", "mid read", ROW_RW, OP_READ, 40 * KIB},
+	{"fault40k", "mid page fault", ROW_FAULT, OP_FAULT, 40 * KIB},
+	{"fault4000k", "big page fault", ROW_FAULT, OP_FAULT, 4000 * KIB},
+	{"fault40000k", "huge page fault", ROW_FAULT, OP_FAULT, 40000 * KIB},
+	{"epoll10", "epoll", ROW_EPOLL, OP_EPOLL, 10},
+	{"epoll1000", "epoll big", ROW_EPOLL, OP_EPOLL, 1000},
+	{"fork", "fork", ROW_FORK, OP_FORK, 0},
+	{"hugefork", "huge fork Child", ROW_FORK, OP_FORK_CHILD, 12000},
+};
+
+/* Every ROW argument names a row (exit 2 naming the rows otherwise). */
+static void check_rows(int argc, char **argv)
+{
+	for (int i = 4; i < argc; i++) {
+		size_t k = 0;
+		while (k < ARRAY_LEN(g_rows) && strcmp(argv[i], g_rows[k].key))
+			k++;
+		if (k < ARRAY_LEN(g_rows))
+			continue;
+		fprintf(stderr, "%s: no row %s; rows:", argv[0], argv[i]);
+		for (k = 0; k < ARRAY_LEN(g_rows); k++)
+			fprintf(stderr, " %s", g_rows[k].key);
+		fprintf(stderr, "\n");
+		exit(2);
+	}
+}
+
 static int wanted(int argc, char **argv, const char *row)
 {
 	if (argc <= 4)
@@ -540,6 +583,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DIR [ROUNDS [PER_ROUND [ROW...]]]\n", argv[0]);
 		return 2;
 	}
+	check_rows(argc, argv);
 	g_dir = argv[1];
 	int rounds = argc > 2 ? atoi(argv[2]) : 10, per = argc > 3 ? atoi(argv[3]) : 200;
 	struct rlimit nofile; /* 1 000 sockets beside the test files */
@@ -550,32 +594,17 @@ int main(int argc, char **argv)
 	g_slot = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g_slot == MAP_FAILED)
 		die("mmap slot");
-	if (wanted(argc, argv, "write4k"))
-		add_rw("small write", OP_WRITE, 4 * KIB);
-	if (wanted(argc, argv, "read4k"))
-		add_rw("small read", OP_READ, 4 * KIB);
-	if (wanted(argc, argv, "write40k"))
-		add_rw("mid write", OP_WRITE, 40 * KIB);
-	if (wanted(argc, argv, "write4000k"))
-		add_rw("big write", OP_WRITE, 4000 * KIB);
-	if (wanted(argc, argv, "write40000k"))
-		add_rw("huge write", OP_WRITE, 40000 * KIB);
-	if (wanted(argc, argv, "read40k"))
-		add_rw("mid read", OP_READ, 40 * KIB);
-	if (wanted(argc, argv, "fault40k"))
-		add_fault("mid page fault", 40 * KIB);
-	if (wanted(argc, argv, "fault4000k"))
-		add_fault("big page fault", 4000 * KIB);
-	if (wanted(argc, argv, "fault40000k"))
-		add_fault("huge page fault", 40000 * KIB);
-	if (wanted(argc, argv, "epoll10"))
-		add_epoll("epoll", 10);
-	if (wanted(argc, argv, "epoll1000"))
-		add_epoll("epoll big", 1000);
-	if (wanted(argc, argv, "fork"))
-		add_fork("fork", OP_FORK, 0);
-	if (wanted(argc, argv, "hugefork"))
-		add_fork("huge fork Child", OP_FORK_CHILD, 12000);
+	for (size_t i = 0; i < ARRAY_LEN(g_rows); i++) {
+		const struct row *r = &g_rows[i];
+		if (!wanted(argc, argv, r->key))
+			continue;
+		switch (r->kind) {
+		case ROW_RW: add_rw(r->row, r->op, r->n); break;
+		case ROW_FAULT: add_fault(r->row, r->n); break;
+		case ROW_EPOLL: add_epoll(r->row, (int)r->n); break;
+		case ROW_FORK: add_fork(r->row, r->op, (int)r->n); break;
+		}
+	}
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < g_nvars; i++) {
 			struct var *v = &g_vars[i];

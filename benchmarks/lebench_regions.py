@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, first, total, pages in folios:
             print(f"  {name:<28} {first:>4} {total:>6} {pages:>6}")
     except subprocess.CalledProcessError as e:
-        print(f"lebench_regions failed: {e}", file=sys.stderr)
+        print(f"lebench_regions failed: {e}\n{(e.stderr or '').strip()}", file=sys.stderr)
         return 1
     finally:
         if not a.keep:

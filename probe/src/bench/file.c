@@ -14,11 +14,11 @@
 #define TIB ((int64_t)1 << 40)
 
 const char *const osm_file_method_names[] = {"auto", "direct", "fadvise", "drop_caches", NULL};
+const char *const osm_file_fill_names[] = {"chunks", "lebench", NULL};
 static const char *const buffer_names[] = {"reused", "malloc", NULL};
 static const char *const sync_names[] = {"none", "fsync", "fdatasync", NULL};
 static const char *const pattern_names[] = {"seq", "rand", NULL};
 static const char *const open_names[] = {"once", "per_call", NULL};
-static const char *const fill_names[] = {"chunks", "lebench", NULL};
 
 #define DIR_PARAM                                                                                  \
 	{.name = "dir", .type = OSM_P_STR, .def_str = "", .max_len = OSM_FILE_DIR_MAX,             \
@@ -38,7 +38,7 @@ static const char *const fill_names[] = {"chunks", "lebench", NULL};
 		 "before each call and closed after it, outside the clock, as LEBench (a just-opened " \
 		 "file's call costs more)"}
 #define FILL_PARAM                                                                                 \
-	{.name = "fill", .type = OSM_P_ENUM, .choices = fill_names, .def = 0,                      \
+	{.name = "fill", .type = OSM_P_ENUM, .choices = osm_file_fill_names, .def = 0,                      \
 	 .help = "how the test file is written in setup: chunks (1 MiB writes: the page cache's "   \
 		 "large folios); lebench: grown as LEBench's test file, one write at offset 0 of 4 KiB, " \
 		 "40 KiB, 4000 KiB, 40000 KiB up to size, so its head stays in small folios"}

@@ -97,6 +97,9 @@ enum osm_file_method {
 
 /* The `method` param's choices, in enum order. */
 extern const char *const osm_file_method_names[];
+/* The `fill` param of file.read, file.write and mem.page_fault: chunks, or
+ * lebench (osm_file_fill_lebench). */
+extern const char *const osm_file_fill_names[];
 
 /* One reader's way past the page cache: the file open for reading as the
  * method needs (O_DIRECT for direct; POSIX_FADV_RANDOM, so no read-ahead,

@@ -37,6 +37,7 @@
 
 #include "../bench.h"
 #include "../compiler.h"
+#include "file.h" /* osm_file_fill_names */
 #include "mem.h"
 
 enum { PATTERN_RANDOM = 0, PATTERN_STRIDE = 1 };
@@ -208,12 +209,10 @@ static const struct osm_param fault_major_params[] = {
 
 static const struct osm_param map_params[] = {MAP_SIZE_PARAM, MAP_GROUP_PARAM, {0}};
 
-static const char *const fault_fills[] = {"chunks", "lebench", NULL};
-
 static const struct osm_param fault_params[] = {
 	MAP_SIZE_PARAM,
 	MAP_GROUP_PARAM,
-	{.name = "fill", .type = OSM_P_ENUM, .choices = fault_fills, .def = 0,
+	{.name = "fill", .type = OSM_P_ENUM, .choices = osm_file_fill_names, .def = 0,
 	 .help = "how the file is written in setup: chunks (64 KiB writes: the page cache's large folios, "
 		 "fault-around maps one or two); lebench: grown as LEBench's test file (one write at offset 0 "
 		 "of 4 KiB, 40 KiB, 4000 KiB, 40000 KiB up to size), its head in small folios"},

@@ -110,8 +110,10 @@ void osm_mem_map_teardown(struct osm_ctx *ctx)
 	osm_mem_fault_teardown(ctx);
 }
 
-/* The file `name` in the work directory, `size` bytes of real data. */
-static int make_file(struct osm_ctx *ctx, struct fault_state *s, const char *name)
+/* The file `name` in the work directory, `size` bytes of real data; with
+ * `lebench`, written as LEBench grows its file (osm_file_fill_lebench: the
+ * page cache holds LEBench's folios), else in 64 KiB writes. */
+static int make_file(struct osm_ctx *ctx, struct fault_state *s, const char *name, int lebench)
 {
 	if (osm_workfile(name, s->path, sizeof(s->path))) {
 		s->path[0] = 0;
@@ -123,6 +125,8 @@ static int make_file(struct osm_ctx *ctx, struct fault_state *s, const char *nam
 	s->fd = open(s->path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
 	if (s->fd < 0)
 		return osm_fail(ctx, OSM_ERROR, "cannot create %s: %s", s->path, strerror(errno));
+	if (lebench)
+		return osm_file_fill_lebench(ctx, s->fd, (int64_t)s->size, "mem.page_fault fill=lebench");
 	static char buf[1 << 16];
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)('a' + i % 26);
@@ -264,7 +268,7 @@ static int file_fault_setup(struct osm_ctx *ctx, const char *name, struct fault_
 		return st;
 	st = osm_mem_fit(ctx, name, (int64_t)s->size);
 	if (st == OSM_OK)
-		st = make_file(ctx, s, name);
+		st = make_file(ctx, s, name, 0);
 	if (st != OSM_OK) {
 		free_state(s);
 		return st;
@@ -428,18 +432,14 @@ int osm_mem_map_setup(struct osm_ctx *ctx)
 	char what[64];
 	snprintf(what, sizeof(what), "mem.%s", ctx->bench->name);
 	st = osm_mem_fit(ctx, what, (int64_t)(group * s->size + s->size));
+	int fault = !strcmp(ctx->bench->name, "page_fault");
 	if (st == OSM_OK)
-		st = make_file(ctx, s, "mem.map");
-	/* mem.page_fault fill=lebench: the same bytes written again as LEBench
-	 * grows its file, so the page cache holds LEBench's folios. */
-	if (st == OSM_OK && !strcmp(ctx->bench->name, "page_fault") && osm_param_int(ctx, "fill") == 1)
-		st = ftruncate(s->fd, 0) ? osm_fail_errno(ctx, "ftruncate")
-					 : osm_file_fill_lebench(ctx, s->fd, (int64_t)s->size, "mem.page_fault fill=lebench");
+		st = make_file(ctx, s, "mem.map", fault && osm_param_int(ctx, "fill") == 1);
 	if (st != OSM_OK) {
 		free_state(s);
 		return st;
 	}
-	if (!strcmp(ctx->bench->name, "page_fault")) {
+	if (fault) {
 		/* What fault-around maps: the folios over its reach (64 KiB by
 		 * default), and the file's. */
 		size_t reach = s->size < 65536 ? s->size : 65536;
