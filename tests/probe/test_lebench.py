@@ -41,6 +41,17 @@ def test_docs_table_is_the_probes(probe, monkeypatch):
         "docs/lebench.md is out of date: run python -m osmeter.lebench docs/lebench.md"
 
 
+@pytest.mark.parametrize("path", ["/dev/zero", "/", "/nonexistent/lebench.md"])
+def test_the_table_tool_refuses_a_document_it_cannot_read(path, capsys):
+    """python -m osmeter.lebench on a device, a directory or a missing file:
+    exit 2 and one line naming it, never an endless read or a traceback."""
+    from osmeter import lebench
+
+    assert lebench.main(["--check", path]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("python -m osmeter.lebench: ") and path in err and err.count("\n") == 1
+
+
 def test_the_table_has_lebenchs_42_rows_in_order(catalogue):
     rows = catalogue["lebench_rows"]
     assert [r["name"] for r in rows] == LEBENCH_ROWS
