@@ -79,12 +79,13 @@ def test_fork_counters_are_sane_and_grow_with_parent_memory(probe):
     # a fault (the fork itself copies page tables; the copy-on-write faults
     # come after it). "Hardly": the parent's first write to its now shared
     # stack page before the counter read is one copy-on-write fault, so about
-    # one per fork is seen at times; the 256 MiB the child could fault in
-    # (65536 pages) must not be.
+    # one per fork is seen at times (4 per fork once in CI, a clean clone on
+    # the 2-vCPU guest); the 256 MiB the child could fault in (65536 pages)
+    # must not be: a bound far below that and far above the few.
     f_small, _ = counters_of(r, "task.fork", touched_mib=1)
     f_big, _ = counters_of(r, "task.fork", touched_mib=256)
     assert f_big["task-clock"]["value"] > 3 * f_small["task-clock"]["value"]
-    assert f_small["page-faults"]["value"] < 4 and f_big["page-faults"]["value"] < 4
+    assert f_small["page-faults"]["value"] < 64 and f_big["page-faults"]["value"] < 64
     assert f_small["task-clock"]["value"] < 1.5 * r.result("task.fork", touched_mib=1)["median"]
 
 
