@@ -53,6 +53,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .memlevels import CACHE_EDGE
+from .records import EMULATED
 from .repeats import UNSTABLE, Uncertainty, log_se_of_ci
 from .stats import (
     BOOTSTRAP_RESAMPLES,
@@ -76,7 +77,7 @@ BASELINE_STREAM = 1
 RUN_STREAM = 2
 # Flags of either side that a verdict shows next to it (docs/compare.md).
 CAVEAT_FLAGS = ("precision-unmet", "calibration-timeout", UNSTABLE, "repetition-failed", "not-pinned", "tsc-unstable",
-                CACHE_EDGE)
+                CACHE_EDGE, EMULATED)
 METHOD = (
     "ratio of medians; 95 % percentile-bootstrap interval, each run resampled independently "
     f"at its effective sample size n/tau ({BOOTSTRAP_RESAMPLES} resamples, fixed seed); "

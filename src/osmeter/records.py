@@ -33,6 +33,9 @@ MAX_MAGNITUDE = 1e100  # |number| above this is refused: squares and sums of sam
 MAX_INT = 2**63 - 1  # integers are stored as SQLite INTEGER (signed 64-bit)
 MAX_DEPTH = 32  # objects and arrays nested deeper are refused
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one record; the largest real `samples` line is a few MiB
+# The flag osmeter kernels run adds to every result of a guest booted under TCG (docs/kernels.md):
+# the figure is the emulator's, not the kernel's.
+EMULATED = "emulated"
 
 
 def check_schema_version(version: Any, what: str) -> int:

@@ -19,7 +19,7 @@ MODULES = (
     ("run", "run"), ("list", "list_"), ("runs", "runs"), ("show", "show"), ("compare", "compare"),
     ("noise", "noise"), ("report", "report"), ("plot", "plot"), ("export", "export"), ("import", "import_"),
     ("sysinfo", "sysinfo"), ("serve", "serve"), ("study", "study"), ("hotspots", "hotspots"),
-    ("mem-levels", "memlevels"), ("page-cache", "pagecache"), ("fleet", "fleet"), ("store", "store_cmd"),
+    ("mem-levels", "memlevels"), ("page-cache", "pagecache"), ("fleet", "fleet"), ("kernels", "kernels"), ("store", "store_cmd"),
 )
 NAMES = tuple(name for name, _ in MODULES)
 

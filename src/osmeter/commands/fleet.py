@@ -146,7 +146,7 @@ def _prepare(args: argparse.Namespace) -> tuple[fleet_state.FleetState, RunOptio
             raise UsageError(f"--resume {st.id}: that fleet run's runs have no label (it was started without "
                              f"--label), not {args.label!r}; a fleet run's label is set by its first attempt: "
                              "leave --label out")
-        for what, kept, now in (("stores its runs in", st.store, _kept_store(location) if explicit else None),
+        for what, kept, now in (("stores its runs in", st.store, kept_store(location) if explicit else None),
                                 ("was started with --limit", st.limit, args.limit),
                                 ("labels its runs", st.label, args.label)):
             if now is not None and now != kept:
@@ -162,11 +162,11 @@ def _prepare(args: argparse.Namespace) -> tuple[fleet_state.FleetState, RunOptio
     st = fleet_state.FleetState(
         id=fleet_state.new_id(), created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         inventory=str(Path(args.inventory).resolve()), limit=args.limit, suite=args.suite,
-        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=_kept_store(location), label=args.label)
+        probe_options={k: given[k] for k in PROBE_OPTIONS}, store=kept_store(location), label=args.label)
     return st, opts, location
 
 
-def _kept_store(location: str) -> str:
+def kept_store(location: str) -> str:
     """The store as the fleet state keeps it: an SQLite file by its absolute
     path (a --resume from another directory finds the same file), a URL
     without its password."""

@@ -2,7 +2,7 @@
 
 A result's flags (model.BenchResult.flags) come from the probe
 (`precision-unmet`, `calibration-timeout`, `not-pinned`, `tsc-unstable`)
-and from osmeter (`unstable`, `repetition-failed`, `cache-edge`); docs/report.md,
+and from osmeter (`unstable`, `repetition-failed`, `cache-edge`, `emulated`); docs/report.md,
 "Flags", lists them (docs/statistics.md says how they are set). Every
 output that shows a result or a comparison shows its flags (show, the
 reports, compare, the exports) and, under the table, a legend of the flags
@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 from .. import textsafe
 from ..memlevels import CACHE_EDGE
 from ..model import BenchResult
+from ..records import EMULATED
 from ..fmt import scale_of
 from ..repeats import BIMODAL, UNSTABLE, UNSTABLE_SPREAD
 
@@ -80,6 +81,12 @@ FLAGS: tuple[Flag, ...] = (
         "tsc-unstable",
         "timed with the TSC after the kernel marked it unstable: ticks may not be equal or in step across CPUs",
         "do not trust short timings; use --clock monotonic_raw, or fix the TSC (host, BIOS, clocksource)",
+    ),
+    Flag(
+        EMULATED,
+        "measured in a VM under TCG (qemu's emulator, no KVM): the figure is the emulator's cost of the operation, "
+        "not the kernel's; it may rank kernels, never quote it as a kernel cost (docs/kernels.md)",
+        "run osmeter kernels run where KVM works, or the kernel on bare metal (osmeter fleet run)",
     ),
 )
 BY_NAME = {f.name: f for f in FLAGS}

@@ -1,0 +1,295 @@
+"""osmeter kernels run|check: kernels booted in VMs with the probe as init,
+one run per kernel in one group (docs/kernels.md; the steps: osmeter.kernels.run).
+
+Everything that can be checked is checked before the first kernel boots:
+the --kernel values parse, qemu is there, the suite and parameters are ones
+the probe accepts (the installed probe checks them: commands.fleet's
+check_probe_arguments, which also gives the suite's size for the default
+--timeout), the guest's probe is a static x86-64 one, the store opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import textsafe
+from ..errors import EXIT_BENCH_ERRORS, EXIT_DEPENDENCY, EXIT_OK, HostsFailed, ProbeError, UsageError
+from ..fleet.probes import ProbeFinder, arch_named
+from ..kernels import images, kvm, qemu
+from ..kernels import run as kernels_run
+from ..kernels import state as group_state
+from ..probe import locate_probe
+from ..runner import SUITES, RunOptions, probe_argv
+from ..store import open_store, resolve_location
+from ..store.base import Store
+from ..sysinfo import probe_sysinfo
+from .fleet import kept_store, check_probe_arguments
+from .options import add_store_option, positive_float, positive_int
+from .run import param_assignment
+
+NAME = "kernels"
+DEFAULT_SUITE = "quick"
+DEFAULT_MEMORY_MIB = 2048
+MAX_CPUS = 64
+BOOT_MARGIN_S = 120.0  # boot, init, power-off: seconds under TCG
+SLOWDOWN = {"tcg": 5.0, "kvm": 1.5}  # the guest's set-up (fork, files, calibration) against the host's
+PROBE_OPTIONS = ("params", "min_time", "max_time", "min_samples", "max_samples", "target_rse", "repeat")
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    """argparse type for --pin: none, or CPU,CPU,..."""
+    if text == "none":
+        return ()
+    try:
+        cpus = tuple(int(c) for c in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'none' or host CPUs as N,N,...") from None
+    if any(c < 0 for c in cpus) or len(set(cpus)) != len(cpus):
+        raise argparse.ArgumentTypeError(f"{text!r}: CPUs are distinct numbers from 0")
+    return cpus
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(NAME, help="boot kernels in VMs with the probe as init and compare them",
+                       description="Boot each kernel with qemu (KVM when it works, else TCG), the static probe as "
+                       "init, run benchmarks inside and store one run per kernel (docs/kernels.md).")
+    ksub = p.add_subparsers(dest="kernels_command", metavar="SUBCOMMAND", required=True)
+    r = ksub.add_parser("run", help="boot each kernel, run benchmarks inside, store one run per kernel",
+                        description="Boot each --kernel under qemu with an initramfs whose init is the static "
+                        "probe, run a suite or benchmarks inside, store one run per kernel in one group "
+                        "(compare them with `osmeter compare --by kernel --fleet ID`).")
+    add_run_arguments(r)
+    add_store_option(r)
+    c = ksub.add_parser("check", help="say whether kernels can boot here, and under KVM or TCG",
+                        description="Look for qemu-system-x86_64, try KVM (create a VM and run guest code) and "
+                        "check the static probe the guests get.")
+    c.add_argument("--kvm-device", default=kvm.DEVICE, help=argparse.SUPPRESS)
+    return p
+
+
+def add_run_arguments(r: argparse.ArgumentParser, benchmarks: bool = True) -> None:
+    """The VM's options (`study rt --kernels` shares them); with benchmarks, what the guests run."""
+    if benchmarks:
+        r.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run in each guest (default: "
+                       f"--suite {DEFAULT_SUITE})")
+        r.add_argument("--kernel", action="append", default=[], metavar="K",
+                       help="a kernel: an image path (PATH[,initrd=FILE][,modules=DIR][,config=FILE]), an "
+                       "installed release (/boot/vmlinuz-RELEASE), or deb:PACKAGE; give it once per kernel")
+        r.add_argument("--suite", choices=SUITES, help=f"the suite each guest runs (default {DEFAULT_SUITE})")
+        r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
+                       help="a parameter, as for `osmeter run`")
+        r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per kernel (as `osmeter run`)")
+        r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
+        r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
+        r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
+        r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
+        r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as `osmeter run`")
+        r.add_argument("--label", help="a label for every run of the group")
+        r.add_argument("--resume", nargs="?", const=group_state.LATEST, metavar="GROUP_ID",
+                       help="boot only the kernels of group GROUP_ID (default: the latest) with no complete run yet")
+    r.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                   help="kvm, tcg (emulated: figures are the emulator's), or auto: KVM when it works (default)")
+    r.add_argument("--cpus", type=positive_int, metavar="N", help="the guest's vCPUs (default: 2, or fewer "
+                   "when this machine has fewer CPUs)")
+    r.add_argument("--memory", type=positive_int, metavar="MIB",
+                   help=f"the guest's memory in MiB (default {DEFAULT_MEMORY_MIB})")
+    r.add_argument("--append", action="append", default=[], metavar="PARAMS",
+                   help="kernel parameters added after osmeter's (console=ttyS0 panic=-1 ...), e.g. "
+                   "'mitigations=off'")
+    r.add_argument("--pin", type=cpu_list, metavar="CPUS",
+                   help="host CPUs for the vCPU threads, one each (N,N,...), or none (default: the first "
+                   "CPUs this process may use)")
+    r.add_argument("--timeout", type=positive_float, metavar="S",
+                   help="seconds each kernel may take from boot to power-off (default: from the suite's size and "
+                   "time budget, with a margin; docs/kernels.md)")
+
+
+def choose_accel(asked: str, check: kvm.KvmCheck) -> str:
+    """The accelerator for --accel `asked`; UsageError when kvm is asked for and does not work."""
+    if asked == "kvm" and not check.usable:
+        raise UsageError(f"--accel kvm: KVM does not work here: {check.reason}; use --accel tcg (emulated)")
+    if asked == "tcg" or not check.usable:
+        return "tcg"
+    return "kvm"
+
+
+def machine_of(args: argparse.Namespace, accel: str) -> qemu.Machine:
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = args.cpus or min(2, len(allowed))
+    if cpus > MAX_CPUS:
+        raise UsageError(f"--cpus {cpus}: at most {MAX_CPUS}")
+    pin = args.pin if args.pin is not None else tuple(allowed[:cpus]) if len(allowed) >= cpus else ()
+    if pin and len(pin) != cpus:
+        raise UsageError(f"--pin gives {len(pin)} host CPU(s) for {cpus} vCPU(s): one each, or --pin none")
+    if pin and not set(pin) <= set(allowed):
+        raise UsageError(f"--pin {','.join(map(str, pin))}: this process may use CPUs {','.join(map(str, allowed))}")
+    return qemu.Machine(accel, cpus, args.memory or DEFAULT_MEMORY_MIB, qemu.check_append(args.append), pin,
+                        qemu_binary())
+
+
+def qemu_binary() -> str:
+    found = shutil.which(qemu.QEMU)
+    if not found:
+        raise UsageError(f"{qemu.QEMU} not found: install qemu (Debian: apt-get install qemu-system-x86)")
+    return found
+
+
+def default_timeout(max_time: float | None, instances: int | None, repetitions: int, accel: str) -> float:
+    if max_time is None or instances is None:
+        return 4 * 3600.0
+    return round(BOOT_MARGIN_S + SLOWDOWN[accel] * repetitions * instances * (2 * max_time + 2.0))
+
+
+def _options(suite: str | None, names: list[str], given: dict[str, Any], label: str | None) -> RunOptions:
+    return RunOptions(names=tuple(names), suite=suite, params=tuple(given.get("params") or ()), cpu=None,
+                      label=label, min_time=given.get("min_time"), max_time=given.get("max_time"),
+                      min_samples=given.get("min_samples"), fifo=None, mlock=False, clock=None,
+                      max_samples=given.get("max_samples"), target_rse=given.get("target_rse"),
+                      repeat=given.get("repeat"))
+
+
+def guest_commands(opts: RunOptions) -> list[list[str]]:
+    """The plan: one `run` per repetition (each with 1/R of the budget, as `osmeter run --repeat R`),
+    without --die-with-parent: the parent is init itself (PID 1, which the probe takes for an orphan's)."""
+    argv = [a for a in probe_argv(Path("osmeter-probe"), opts)[1:] if a != "--die-with-parent"] + ["--quiet"]
+    return [list(argv) for _ in range(opts.repetitions)]
+
+
+def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
+    if not args.kernel:
+        raise UsageError("kernels run needs --kernel K (once per kernel), or --resume")
+    for k in args.kernel:
+        images.parse_spec(k)  # a malformed one refused before anything boots
+    if len(set(args.kernel)) != len(args.kernel):
+        raise UsageError("a --kernel is given twice")
+    suite = args.suite if args.suite or args.names else DEFAULT_SUITE
+    given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
+    given["params"] = list(given["params"])
+    opts = _options(suite, args.names, given, args.label)
+    commands = guest_commands(opts)
+    max_time, instances = check_probe_arguments(commands[0])
+    timeout = args.timeout or default_timeout(max_time, instances, opts.repetitions, machine.accel)
+    st = group_state.GroupState(
+        id=group_state.new_id(), created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        kernels=list(args.kernel), commands=commands, probe_options={"suite": suite, "names": args.names, **given},
+        machine={"accel": machine.accel, "cpus": machine.cpus, "memory_mib": machine.memory_mib,
+                 "append": list(machine.append), "pin": list(machine.pin)},
+        timeout=timeout, store=kept_store(location), label=args.label)
+    return st, opts.repetitions
+
+
+def resumed_group(args: argparse.Namespace) -> group_state.GroupState:
+    given = [o for o, v in (("--kernel", args.kernel), ("NAME", args.names), ("--suite", args.suite),
+                            ("--param", args.param), ("--label", args.label), ("--repeat", args.repeat)) if v]
+    if given:
+        raise UsageError(f"--resume boots the group's own kernels with its own benchmarks: leave out {given[0]}")
+    st = group_state.load(args.resume)
+    if args.timeout:
+        st.timeout = args.timeout
+    return st
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.kernels_command == "check":
+        return check_command(args)
+    check = kvm.check()
+    resuming = args.resume is not None
+    st = resumed_group(args) if resuming else None
+    accel = choose_accel(st.machine["accel"] if st else args.accel, check)
+    if st is None:
+        location = resolve_location(args.store)
+        st, repetitions = new_group(args, machine_of(args, accel), location)
+    else:
+        location = resolve_location(args.store) if args.store else st.store
+        repetitions = len(st.commands)
+        if st.machine["accel"] == "kvm" and accel != "kvm":
+            raise UsageError(f"--resume {st.id}: the group was booted under KVM, which does not work now: "
+                             f"{check.reason}")
+    m = st.machine
+    machine = qemu.Machine(accel, m["cpus"], m["memory_mib"], tuple(m["append"]), tuple(m["pin"]), qemu_binary())
+    if accel == "tcg":
+        textsafe.say("warning", f"KVM is not used ({'--accel tcg' if args.accel == 'tcg' else check.reason}): "
+                     "the guests run under TCG, qemu's emulator; every result is flagged 'emulated' and its figures "
+                     "are the emulator's, not the kernel's: compare may rank kernels, never quote them as kernel "
+                     "costs (docs/kernels.md)")
+    with group_state.locked(st):
+        return _attempt(st, machine, location, repetitions, resuming)
+
+
+def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, repetitions: int,
+             resuming: bool) -> int:
+    guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
+    host_doc = probe_sysinfo(locate_probe())[1]
+    store = open_store(location, create=True)
+    try:
+        done = group_state.done_kernels(store, st) if resuming else {}
+        todo = [k for k in st.kernels if k not in done]
+        print(f"kernels {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
+              + f"; each within {st.timeout:g} s (--timeout)", file=sys.stderr, flush=True)
+        st.attempts += 1
+        group = kernels_run.Group(st, store, machine, guest.probe.read_bytes(),
+                                  guest.helper.read_bytes() if guest.helper else None,
+                                  kernels_run.machine_of(host_doc), repetitions)
+        group.save()
+        for k in todo:
+            st.outcomes.setdefault(k, group_state.KernelOutcome()).status = "pending"
+        try:
+            for i, kernel in enumerate(todo, 1):
+                group.run_kernel(i, kernel)
+        except KeyboardInterrupt:
+            for k in todo:
+                if st.outcomes[k].status == "pending":
+                    st.outcomes[k].status, st.outcomes[k].reason = "failed", "interrupted"
+            group.save()
+            raise
+        return _summary(st, done, store, machine)
+    finally:
+        store.close()
+        print(f"kernels {st.id}: state in {st.directory()}", file=sys.stderr, flush=True)
+
+
+def _summary(st: group_state.GroupState, done: dict[str, int], store: Store, machine: qemu.Machine) -> int:
+    failed = [k for k in st.kernels if st.outcomes.get(k) and st.outcomes[k].status == "failed" and k not in done]
+    print(f"kernels {st.id}: {len(st.kernels) - len(failed)} of {len(st.kernels)} kernel(s) stored, "
+          f"{len(failed)} failed" + (" (emulated: TCG)" if machine.emulated else ""))
+    errors = 0
+    for k in st.kernels:
+        o = st.outcomes.get(k) or group_state.KernelOutcome()
+        if k in failed:
+            print(f"  {textsafe.line(k)}: failed: {textsafe.line(o.reason or 'no reason given')}")
+            continue
+        run_id = done.get(k, o.run_id)
+        print(f"  {textsafe.line(k)}: {o.release}: run {run_id}" + (" (stored before)" if k in done else ""))
+        if run_id is not None:
+            errors += sum(1 for r in store.results(run_id) if r.status == "error")
+    if len(st.kernels) - len(failed) >= 2:
+        print(f"compare them: osmeter compare --by kernel --fleet {st.id}")
+    sys.stdout.flush()
+    if failed:
+        raise HostsFailed(f"kernels {st.id}: {len(failed)} kernel(s) failed; `osmeter kernels run --resume {st.id}` "
+                          "boots them again")
+    return EXIT_BENCH_ERRORS if errors else EXIT_OK
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """`osmeter kernels check`: qemu, KVM, the guest probe; exit 0 when kernels can boot (under KVM or TCG)."""
+    ok = True
+    found = shutil.which(qemu.QEMU)
+    print(f"qemu: {found or 'not found (Debian: apt-get install qemu-system-x86)'}")
+    ok &= found is not None
+    check = kvm.check(args.kvm_device)
+    print(f"kvm: {'usable' if check.usable else 'not usable'}: {check.reason}")
+    print(f"accelerator: {'kvm' if check.usable else 'tcg (emulated: figures are the emulator’s)'}")
+    try:
+        guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
+        print(f"guest probe: {guest.probe} (static x86-64, {guest.origin})")
+    except ProbeError as e:
+        print(f"guest probe: {textsafe.line(e.message)}")
+        ok = False
+    return EXIT_OK if ok else EXIT_DEPENDENCY

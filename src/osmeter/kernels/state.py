@@ -1,0 +1,139 @@
+"""A kernels group's id and the state kept for `--resume` (as a fleet run's:
+osmeter.fleet.state).
+
+The id is `kernels-YYYYmmddTHHMMSSZ-xxxx`; it is stored in each run's `fleet`
+column, so `compare --by kernel --fleet ID` and `report --fleet ID` take the
+group as they take a fleet run. The state lives in
+$XDG_STATE_HOME/osmeter/kernels/<id>/state.json: the kernels as given, what
+the guests run, the VM, the store, and per kernel its last outcome; a
+failed kernel's console log is kept beside it (<id>/<n>.console.log). The
+store decides what is done: a kernel is done when the store holds a complete
+run of this group with its release as the run's host. One attempt at a
+time: an attempt holds an exclusive flock on <id>/lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ..errors import UsageError
+from ..store.base import Store
+
+STATE_FILE = "state.json"
+ID_PATTERN = re.compile(r"kernels-\d{8}T\d{6}Z-[0-9a-f]{4}")
+LATEST = "latest"
+
+
+def new_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return f"kernels-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+
+
+def state_root(env: Mapping[str, str] = os.environ) -> Path:
+    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / "osmeter" / "kernels"
+
+
+@dataclass
+class KernelOutcome:
+    status: str = "pending"  # pending / stored / failed
+    release: str | None = None
+    reason: str | None = None
+    run_id: int | None = None
+    console_log: str | None = None  # kept for a failed kernel
+
+
+@dataclass
+class GroupState:
+    id: str
+    created: str
+    kernels: list[str]  # the --kernel values, in order
+    commands: list[list[str]]  # the plan: the probe commands each guest runs
+    probe_options: dict[str, Any]
+    machine: dict[str, Any]  # accel, cpus, memory_mib, append, pin
+    timeout: float
+    store: str
+    label: str | None = None
+    outcomes: dict[str, KernelOutcome] = field(default_factory=dict)  # by --kernel value
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "GroupState":
+        outcomes = {k: KernelOutcome(**v) for k, v in doc.get("outcomes", {}).items()}
+        keys = ("id", "created", "kernels", "commands", "probe_options", "machine", "timeout", "store", "label",
+                "attempts")
+        return cls(**{k: doc[k] for k in keys if k in doc}, outcomes=outcomes)
+
+    def directory(self, root: Path | None = None) -> Path:
+        return (root or state_root()) / self.id
+
+
+def save(state: GroupState, root: Path | None = None) -> Path:
+    directory = state.directory(root)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(state.to_json(), f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, directory / STATE_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return directory / STATE_FILE
+
+
+def load(ref: str, root: Path | None = None) -> GroupState:
+    root = root or state_root()
+    ids = sorted(p.name for p in root.iterdir() if ID_PATTERN.fullmatch(p.name) and (p / STATE_FILE).is_file()) \
+        if root.is_dir() else []
+    if ref == LATEST:
+        if not ids:
+            raise UsageError(f"--resume: no kernels group to resume (none in {root}); start one without --resume")
+        ref = ids[-1]
+    if ref not in ids:
+        raise UsageError(f"--resume {ref}: no such kernels group in {root} (the latest: {', '.join(ids[-5:]) or 'none'})")
+    path = root / ref / STATE_FILE
+    try:
+        return GroupState.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"--resume {ref}: cannot read {path}: {e}") from None
+
+
+def done_kernels(store: Store, state: GroupState) -> dict[str, int]:
+    """--kernel value -> its complete run in the store (by the release the last attempt read)."""
+    complete = {r.host: r.id for r in store.fleet_runs(state.id) if r.status == "complete" and r.host}
+    return {k: complete[o.release] for k, o in state.outcomes.items() if o.release in complete}
+
+
+@contextlib.contextmanager
+def locked(state: GroupState, root: Path | None = None) -> Iterator[None]:
+    """Hold the group's lock for the block; UsageError at once when another attempt holds it."""
+    directory = state.directory(root)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 40, 0).decode(errors="replace").strip() or "(unknown)"
+            raise UsageError(f"kernels group {state.id} is being run by pid {pid}; wait for it to end "
+                             "(one attempt of a group at a time)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
