@@ -15,44 +15,26 @@ import os
 import shutil
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from .. import textsafe
 from ..errors import EXIT_BENCH_ERRORS, EXIT_DEPENDENCY, EXIT_OK, HostsFailed, ProbeError, UsageError
 from ..fleet.probes import ProbeFinder, arch_named
 from ..kernels import images, kvm, qemu
+from ..kernels import options as kernels_options
+from ..kernels.options import choose_accel, default_timeout, machine_of, qemu_binary
 from ..kernels import run as kernels_run
 from ..kernels import state as group_state
-from ..probe import locate_probe
-from ..runner import SUITES, RunOptions, probe_argv
+from ..runner import SUITES, RunOptions
 from ..store import open_store, resolve_location
 from ..store.base import Store
-from ..sysinfo import probe_sysinfo
 from .fleet import kept_store, check_probe_arguments
 from .options import add_store_option, positive_float, positive_int
 from .run import param_assignment
 
 NAME = "kernels"
 DEFAULT_SUITE = "quick"
-DEFAULT_MEMORY_MIB = 2048
-MAX_CPUS = 64
-BOOT_MARGIN_S = 120.0  # boot, init, power-off: seconds under TCG
-SLOWDOWN = {"tcg": 5.0, "kvm": 1.5}  # the guest's set-up (fork, files, calibration) against the host's
 PROBE_OPTIONS = ("params", "min_time", "max_time", "min_samples", "max_samples", "target_rse", "repeat")
-
-
-def cpu_list(text: str) -> tuple[int, ...]:
-    """argparse type for --pin: none, or CPU,CPU,..."""
-    if text == "none":
-        return ()
-    try:
-        cpus = tuple(int(c) for c in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not 'none' or host CPUs as N,N,...") from None
-    if any(c < 0 for c in cpus) or len(set(cpus)) != len(cpus):
-        raise argparse.ArgumentTypeError(f"{text!r}: CPUs are distinct numbers from 0")
-    return cpus
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -73,77 +55,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def add_run_arguments(r: argparse.ArgumentParser, benchmarks: bool = True) -> None:
-    """The VM's options (`study rt --kernels` shares them); with benchmarks, what the guests run."""
-    if benchmarks:
-        r.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run in each guest (default: "
-                       f"--suite {DEFAULT_SUITE})")
-        r.add_argument("--kernel", action="append", default=[], metavar="K",
-                       help="a kernel: an image path (PATH[,initrd=FILE][,modules=DIR][,config=FILE]), an "
-                       "installed release (/boot/vmlinuz-RELEASE), or deb:PACKAGE; give it once per kernel")
-        r.add_argument("--suite", choices=SUITES, help=f"the suite each guest runs (default {DEFAULT_SUITE})")
-        r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
-                       help="a parameter, as for `osmeter run`")
-        r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per kernel (as `osmeter run`)")
-        r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
-        r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
-        r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
-        r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
-        r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as `osmeter run`")
-        r.add_argument("--label", help="a label for every run of the group")
-        r.add_argument("--resume", nargs="?", const=group_state.LATEST, metavar="GROUP_ID",
-                       help="boot only the kernels of group GROUP_ID (default: the latest) with no complete run yet")
-    r.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
-                   help="kvm, tcg (emulated: figures are the emulator's), or auto: KVM when it works (default)")
-    r.add_argument("--cpus", type=positive_int, metavar="N", help="the guest's vCPUs (default: 2, or fewer "
-                   "when this machine has fewer CPUs)")
-    r.add_argument("--memory", type=positive_int, metavar="MIB",
-                   help=f"the guest's memory in MiB (default {DEFAULT_MEMORY_MIB})")
-    r.add_argument("--append", action="append", default=[], metavar="PARAMS",
-                   help="kernel parameters added after osmeter's (console=ttyS0 panic=-1 ...), e.g. "
-                   "'mitigations=off'")
-    r.add_argument("--pin", type=cpu_list, metavar="CPUS",
-                   help="host CPUs for the vCPU threads, one each (N,N,...), or none (default: the first "
-                   "CPUs this process may use)")
-    r.add_argument("--timeout", type=positive_float, metavar="S",
-                   help="seconds each kernel may take from boot to power-off (default: from the suite's size and "
-                   "time budget, with a margin; docs/kernels.md)")
-
-
-def choose_accel(asked: str, check: kvm.KvmCheck) -> str:
-    """The accelerator for --accel `asked`; UsageError when kvm is asked for and does not work."""
-    if asked == "kvm" and not check.usable:
-        raise UsageError(f"--accel kvm: KVM does not work here: {check.reason}; use --accel tcg (emulated)")
-    if asked == "tcg" or not check.usable:
-        return "tcg"
-    return "kvm"
-
-
-def machine_of(args: argparse.Namespace, accel: str) -> qemu.Machine:
-    allowed = sorted(os.sched_getaffinity(0))
-    cpus = args.cpus or min(2, len(allowed))
-    if cpus > MAX_CPUS:
-        raise UsageError(f"--cpus {cpus}: at most {MAX_CPUS}")
-    pin = args.pin if args.pin is not None else tuple(allowed[:cpus]) if len(allowed) >= cpus else ()
-    if pin and len(pin) != cpus:
-        raise UsageError(f"--pin gives {len(pin)} host CPU(s) for {cpus} vCPU(s): one each, or --pin none")
-    if pin and not set(pin) <= set(allowed):
-        raise UsageError(f"--pin {','.join(map(str, pin))}: this process may use CPUs {','.join(map(str, allowed))}")
-    return qemu.Machine(accel, cpus, args.memory or DEFAULT_MEMORY_MIB, qemu.check_append(args.append), pin,
-                        qemu_binary())
-
-
-def qemu_binary() -> str:
-    found = shutil.which(qemu.QEMU)
-    if not found:
-        raise UsageError(f"{qemu.QEMU} not found: install qemu (Debian: apt-get install qemu-system-x86)")
-    return found
-
-
-def default_timeout(max_time: float | None, instances: int | None, repetitions: int, accel: str) -> float:
-    if max_time is None or instances is None:
-        return 4 * 3600.0
-    return round(BOOT_MARGIN_S + SLOWDOWN[accel] * repetitions * instances * (2 * max_time + 2.0))
+def add_run_arguments(r: argparse.ArgumentParser) -> None:
+    """What the guests run, then the VM's options (kernels.options)."""
+    r.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run in each guest (default: "
+                   f"--suite {DEFAULT_SUITE})")
+    r.add_argument("--kernel", action="append", default=[], metavar="K",
+                   help="a kernel: an image path (PATH[,initrd=FILE][,modules=DIR][,config=FILE]), an "
+                   "installed release (/boot/vmlinuz-RELEASE), or deb:PACKAGE; give it once per kernel")
+    r.add_argument("--suite", choices=SUITES, help=f"the suite each guest runs (default {DEFAULT_SUITE})")
+    r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
+                   help="a parameter, as for `osmeter run`")
+    r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per kernel (as `osmeter run`)")
+    r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
+    r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
+    r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
+    r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
+    r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as `osmeter run`")
+    r.add_argument("--label", help="a label for every run of the group")
+    r.add_argument("--resume", nargs="?", const=group_state.LATEST, metavar="GROUP_ID",
+                   help="boot only the kernels of group GROUP_ID (default: the latest) with no complete run yet")
+    kernels_options.add_vm_arguments(r)
 
 
 def _options(suite: str | None, names: list[str], given: dict[str, Any], label: str | None) -> RunOptions:
@@ -157,8 +88,7 @@ def _options(suite: str | None, names: list[str], given: dict[str, Any], label: 
 def guest_commands(opts: RunOptions) -> list[list[str]]:
     """The plan: one `run` per repetition (each with 1/R of the budget, as `osmeter run --repeat R`),
     without --die-with-parent: the parent is init itself (PID 1, which the probe takes for an orphan's)."""
-    argv = [a for a in probe_argv(Path("osmeter-probe"), opts)[1:] if a != "--die-with-parent"] + ["--quiet"]
-    return [list(argv) for _ in range(opts.repetitions)]
+    return [kernels_run.guest_argv(opts) for _ in range(opts.repetitions)]
 
 
 def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
@@ -224,8 +154,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, repetitions: int,
              resuming: bool) -> int:
-    guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
-    host_doc = probe_sysinfo(locate_probe())[1]
     store = open_store(location, create=True)
     try:
         done = group_state.done_kernels(store, st) if resuming else {}
@@ -233,9 +161,7 @@ def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, r
         print(f"kernels {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
               + f"; each within {st.timeout:g} s (--timeout)", file=sys.stderr, flush=True)
         st.attempts += 1
-        group = kernels_run.Group(st, store, machine, guest.probe.read_bytes(),
-                                  guest.helper.read_bytes() if guest.helper else None,
-                                  kernels_run.machine_of(host_doc), repetitions)
+        group = kernels_run.make_group(st, store, machine, repetitions)
         group.save()
         for k in todo:
             st.outcomes.setdefault(k, group_state.KernelOutcome()).status = "pending"

@@ -10,6 +10,7 @@ no cpio program needed:
     /osmeter/plan          the probe commands, one per line, arguments separated by tabs
     /dev/console           the console the kernel opens for init (character device 5:1)
     /proc /sys /tmp /root  mount points
+    /var/tmp               file.*'s default directory (on the initramfs's own tmpfs)
     /lib/modules/RELEASE/  a modules tree, when --kernel ...,modules=DIR gives one
 
 Every entry has mtime 0, uid 0, and a fixed inode order, so the same inputs
@@ -87,8 +88,8 @@ class CpioWriter:
     def _pad(self) -> None:
         self._write(b"\0" * (-self.written % 4))
 
-    def directory(self, name: str) -> None:
-        self._entry(name, stat.S_IFDIR | 0o755)
+    def directory(self, name: str, mode: int = 0o755) -> None:
+        self._entry(name, stat.S_IFDIR | mode)
 
     def file(self, name: str, data: bytes, mode: int = 0o644) -> None:
         self._entry(name, stat.S_IFREG | mode, data)
@@ -147,8 +148,9 @@ def build(target: Path, probe: bytes, helper: bytes | None, plan: str, *, releas
             out.write(data)
             out.write(b"\0" * (-len(data) % 4))  # the next archive starts 4-byte aligned
         writer = CpioWriter(out)
-        for d in ("dev", "proc", "sys", "tmp", "root", "osmeter"):
+        for d in ("dev", "proc", "sys", "tmp", "root", "osmeter", "var"):
             writer.directory(d)
+        writer.directory("var/tmp", 0o1777)  # file.*'s default directory
         writer.char_device("dev/console", 5, 1)
         writer.file("init", probe, 0o755)
         if helper is not None:

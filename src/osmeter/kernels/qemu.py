@@ -94,6 +94,7 @@ class BootOutcome:
     console_tail: list[str]
     qemu_message: str = ""
     pinned: dict[int, int] = field(default_factory=dict)  # vCPU -> host CPU
+    panic: str | None = None  # the console's "Kernel panic - not syncing: ..." line
 
 
 class Qmp:
@@ -165,6 +166,20 @@ def console_tail(path: Path, lines: int = CONSOLE_TAIL_LINES) -> list[str]:
     return kept[-lines:]
 
 
+def panic_line(path: Path) -> str | None:
+    """The kernel's panic message in the console log (its last 1 MiB), if it panicked."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 1024 * 1024))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    at = text.rfind("Kernel panic - not syncing")
+    if at < 0:
+        return None
+    return textsafe.line(text[at:].split("\n", 1)[0].strip())
+
+
 def _read_channel(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -230,7 +245,8 @@ def _supervise(proc: subprocess.Popen, workdir: Path, timeout: float, pin: Seque
         time.sleep(0.1)
     seconds = time.monotonic() - start
     return BootOutcome(status, proc.returncode, seconds, _read_channel(workdir / "channel"),
-                       console_tail(workdir / "console.log"), _qemu_message(workdir), pinned)
+                       console_tail(workdir / "console.log"), _qemu_message(workdir), pinned,
+                       panic_line(workdir / "console.log"))
 
 
 def _qemu_message(workdir: Path, extra: str = "") -> str:

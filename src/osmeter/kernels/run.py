@@ -24,6 +24,7 @@ its console log is kept in the group's state directory; the others go on.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -35,10 +36,14 @@ from typing import IO, Any, Callable
 from .. import textsafe
 from ..errors import OsmeterError
 from ..ingest import read_probe_file, refuse_cut_short, store_files
-from ..probe import PROBE_NAME
+from ..fleet.probes import MAX_PROBE_BYTES, ProbeFinder, arch_named
+from ..inputs import read_bounded
+from ..probe import PROBE_NAME, locate_probe
 from ..records import EMULATED
 from ..recorder import RunContext
+from ..runner import RunOptions, probe_argv
 from ..store.base import Store
+from ..sysinfo import probe_sysinfo
 from . import channel, images, initramfs, qemu
 from . import state as group_state
 
@@ -84,43 +89,54 @@ class Group:
 
     # -- one kernel ---------------------------------------------------------------------------------------
 
-    def run_kernel(self, index: int, kernel: str) -> None:
-        total = len(self.st.kernels)
-        self.say(f"[{index}/{total}] {kernel}")
+    def image_of(self, index: int, kernel: str) -> images.KernelImage | None:
+        """Step 1: the kernel's image (None: failed, said)."""
+        self.say(f"[{index}/{len(self.st.kernels)}] {kernel}")
         try:
             spec = images.parse_spec(kernel)
             image = (self.resolve or (lambda s: images.resolve(s, say=lambda t: self.say(f"  {t}"))))(spec)
         except OsmeterError as e:
             self.fail(kernel, e.message)
-            return
+            return None
         o = self.st.outcomes.setdefault(kernel, group_state.KernelOutcome())
         o.release = image.release
         self.save()
-        with tempfile.TemporaryDirectory(prefix="osmeter-kernel.") as tmp:
-            self._boot(kernel, image, Path(tmp))
+        return image
 
-    def _boot(self, kernel: str, image: images.KernelImage, work: Path) -> None:
+    def run_kernel(self, index: int, kernel: str) -> None:
+        """Steps 1 to 4 for `osmeter kernels run`: the group's plan in one boot, stored as one run."""
+        image = self.image_of(index, kernel)
+        if image is None:
+            return
+        with tempfile.TemporaryDirectory(prefix="osmeter-kernel.") as tmp:
+            booted = self.boot(kernel, image, self.st.commands, Path(tmp))
+            if booted is not None:
+                self.store_run(kernel, image, [booted], {**self.st.probe_options, "repeat": self.repetitions},
+                               Path(tmp))
+
+    def boot(self, kernel: str, image: images.KernelImage, commands: list[list[str]],
+             work: Path) -> "Booted | None":
+        """Steps 2 and 3: `commands` in one boot of `image` (None: failed, said)."""
         started = time.monotonic()
-        plan = initramfs.plan_text(self.st.commands)
         try:
+            plan = initramfs.plan_text(commands)
             built = initramfs.build(work / "initramfs.cpio", self.probe, self.helper, plan, release=image.release,
                                     modules=image.spec.modules, added=image.spec.initrd)
         except OsmeterError as e:
             self.fail(kernel, e.message)
-            return
+            return None
         build_s = time.monotonic() - started
         cmd = qemu.argv(self.machine, image.image, built.path, work)
         self.say(f"  {image.release} ({image.origin}): initramfs {built.size / 1e6:.1f} MB in {build_s:.2f} s; "
                  f"booting under {self.machine.accel.upper()}, {self.machine.cpus} vCPU(s), "
                  f"{self.machine.memory_mib} MiB, within {self.st.timeout:g} s")
-        shown = Progress(self)
-        outcome = qemu.boot(cmd, work, self.st.timeout, self.machine.pin, tick=shown.tick)
+        outcome = qemu.boot(cmd, work, self.st.timeout, self.machine.pin, tick=Progress(self).tick)
         decoded = channel.decode(outcome.channel)
-        reason = failure(outcome, decoded, len(self.st.commands), self.st.timeout)
+        reason = failure(outcome, decoded, len(commands), self.st.timeout)
         if reason:
             self.fail(kernel, reason, outcome.console_tail, work / "console.log")
-            return
-        boot = {"kernel": kernel, "release": image.release, "build": image.build, "origin": image.origin,
+            return None
+        info = {"kernel": kernel, "release": image.release, "build": image.build, "origin": image.origin,
                 "image": str(image.image), "image_sha256": image.sha256,
                 "config": str(image.config) if image.config else None, "config_sha256": image.config_sha256,
                 "accel": self.machine.accel, "emulated": self.machine.emulated, "cpus": self.machine.cpus,
@@ -129,32 +145,48 @@ class Group:
                 "initramfs_bytes": built.size, "initramfs_build_s": round(build_s, 3),
                 "wall_s": round(outcome.seconds, 3), "guest_probe": decoded.hello, "group": self.st.id,
                 "host_machine": self.host_machine}
-        self._store(kernel, image, decoded, boot, work)
+        outputs = [guest_lines(decoded.command(i).stdout, self.machine.emulated, image, self.machine.accel)
+                   for i in range(1, len(commands) + 1)]
+        return Booted(commands, outputs, info)
 
-    def _store(self, kernel: str, image: images.KernelImage, decoded: channel.Decoded, boot: dict[str, Any],
-               work: Path) -> None:
+    def store_run(self, kernel: str, image: images.KernelImage, boots: list["Booted"], params: dict[str, Any],
+                  work: Path) -> int | None:
+        """Step 4: every probe command's output of `boots` as one run of the group (its parts or repetitions)."""
         files = []
-        for i in range(1, len(self.st.commands) + 1):
-            path = work / f"repetition-{i}.jsonl"
-            lines = guest_lines(decoded.command(i).stdout, self.machine.emulated, image, self.machine.accel)
-            path.write_bytes(b"".join(line + b"\n" for line in lines))
-            files.append(path)
+        for b, booted in enumerate(boots):
+            for i, lines in enumerate(booted.outputs, 1):
+                path = work / f"boot{b + 1}-command{i}.jsonl"
+                path.write_bytes(b"".join(line + b"\n" for line in lines))
+                files.append(path)
+        boot_info = boots[0].info if len(boots) == 1 else {**boots[0].info, "boots": [
+            {"wall_s": x.info["wall_s"], "commands": len(x.commands)} for x in boots]}
         try:
             probe_files = [read_probe_file(p) for p in files]
             refuse_cut_short(probe_files, allow_incomplete=False)
-            context = RunContext(label=self.st.label, argv=[PROBE_NAME, *self.st.commands[0]],
-                                 params={**self.st.probe_options, "repeat": self.repetitions, "kernels": boot},
+            context = RunContext(label=self.st.label, argv=[PROBE_NAME, *boots[0].commands[0]],
+                                 params={**params, "kernels": boot_info},
                                  source="import", host=image.release, fleet=self.st.id)
             stored = store_files(self.store, context, probe_files)
         except OsmeterError as e:
             self.fail(kernel, f"the guest's output could not be stored: {e.message}")
-            return
+            return None
         o = self.st.outcomes[kernel]
         o.status, o.reason, o.run_id = "stored", None, stored.recorder.run_id
         self.save()
         c = stored.counts
+        wall = sum(x.info["wall_s"] for x in boots)
         self.say(f"  {image.release}: stored run {o.run_id} ({stored.status}: {c['ok']} ok, {c['skip']} skipped, "
-                 f"{c['error']} failed) in {boot['wall_s']:.1f} s of wall time")
+                 f"{c['error']} failed) in {wall:.1f} s of wall time")
+        return o.run_id
+
+
+@dataclass(frozen=True)
+class Booted:
+    """What one boot gave: each command's records (as stored) and the boot's facts."""
+
+    commands: list[list[str]]
+    outputs: list[list[bytes]]
+    info: dict[str, Any]
 
 
 @dataclass
@@ -172,7 +204,7 @@ class Progress:
                 if raw.startswith(b'{"type":"progress"'):
                     try:
                         rec = json.loads(raw)
-                        line = f"repetition {index}: [{rec['index'] + 1}/{rec['total']}] {rec['bench']}"
+                        line = f"command {index}: [{rec['index'] + 1}/{rec['total']}] {rec['bench']}"
                     except (ValueError, KeyError, TypeError):
                         pass
         if not line and decoded.hello:
@@ -186,6 +218,10 @@ def failure(outcome: qemu.BootOutcome, decoded: channel.Decoded, commands: int, 
     """Why a boot gave no run to store, or None."""
     said = "; ".join(textsafe.line(m) for m in decoded.messages[-3:])
     init = f"; init said: {said}" if said else ""
+    if outcome.panic:
+        return (f"the kernel panicked: {outcome.panic}" + (" (before osmeter's init ran)" if decoded.hello is None
+                                                            else f"; {decoded.finished()} of {commands} probe "
+                                                            f"command(s) had ended{init}"))
     if outcome.status == "no-start":
         return f"qemu did not start: {outcome.qemu_message or 'no message'}"
     if outcome.status == "timeout":
@@ -227,6 +263,21 @@ def guest_lines(lines: list[bytes], emulated: bool, image: images.KernelImage, a
             raw = json.dumps(rec, separators=(",", ":")).encode()
         out.append(raw)
     return out
+
+
+def guest_argv(opts: RunOptions) -> list[str]:
+    """The probe's arguments for `opts` in the guest: without --die-with-parent (the
+    parent is init itself, PID 1, which the probe would take for an orphan's)."""
+    return [a for a in probe_argv(Path(PROBE_NAME), opts)[1:] if a != "--die-with-parent"] + ["--quiet"]
+
+
+def make_group(st: group_state.GroupState, store: Store, machine: qemu.Machine, repetitions: int) -> Group:
+    """A Group with the guest's probe (the static x86-64 one: installed, or cross-built) and the host's sysinfo."""
+    guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
+    host_doc = probe_sysinfo(locate_probe())[1]
+    return Group(st, store, machine, read_bounded(guest.probe, MAX_PROBE_BYTES, what="probe"),
+                 read_bounded(guest.helper, MAX_PROBE_BYTES, what="probe") if guest.helper else None,
+                 machine_of(host_doc), repetitions)
 
 
 def machine_of(doc: dict[str, Any]) -> dict[str, Any]:

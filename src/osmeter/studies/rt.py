@@ -41,6 +41,7 @@ from ..report.figures.rt import CYCLIC, WORKLOAD, Config
 from ..runner import RunOptions
 from ..store import open_store, resolve_location
 from ..sysinfo import rt_facts
+from . import rt_vm
 from .common import Part, check_figures_possible, conclude, record_parts, write_files
 from .common import render_csv as table_csv
 from .rt_analysis import (
@@ -116,6 +117,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu", type=non_negative_int, metavar="N",
                    help="the measured CPU (default: the least busy); the stressors run on the others")
     p.add_argument("--label", help="a name for the stored run (default: 'rt study')")
+    rt_vm.add_arguments(p)
 
 
 def rt_priority(text: str) -> int:
@@ -304,6 +306,7 @@ def write_outputs(store: Any, run_id: int, directory: Path, plan: Plan) -> tuple
     from ..report.content import run_data
     from ..report.figures.rt import figures
 
+    directory = outfile.prepare_directory(directory)
     data = run_data(store, store.run(str(run_id)))
     tables, text = render(data, plan)
     return write_files(directory, tables, figures(data)), text
@@ -317,9 +320,22 @@ def allowed_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _vm_options_alone(args: argparse.Namespace) -> None:
+    given = [name for name, value in (("--accel", args.accel != "auto"), ("--cpus", args.cpus),
+                                      ("--memory", args.memory), ("--append", args.append), ("--pin", args.pin),
+                                      ("--timeout", args.timeout)) if value]
+    if given and not args.boot_kernels:
+        raise UsageError(f"{given[0]} is an option of the VM: it goes with --kernel K (the study inside a VM)")
+
+
 def run(args: argparse.Namespace) -> int:
     check_figures_possible()
+    _vm_options_alone(args)
     catalog, _ = probe_catalog(locate_probe())
+    if args.boot_kernels:
+        known = probe_kernels(catalog)
+        directory = outfile.prepare_directory(Path(args.output))
+        return rt_vm.run(args, lambda cpus: make_plan(args, cpus, known), write_outputs, directory)
     plan = make_plan(args, allowed_cpus(), probe_kernels(catalog))
     directory = outfile.prepare_directory(Path(args.output))  # checked and made before any work
     outfile.check_entries(directory, [TEXT, RATIOS, CYCLIC_CSV, *(workload_csv_name(c) for c in plan.configs)],
