@@ -37,6 +37,7 @@ void osm_cli_usage(FILE *f)
 		"                     [-v | --verbose | --quiet]\n"
 		"       osmeter-probe sysinfo [--json]\n"
 		"       osmeter-probe version\n"
+		"       osmeter-probe init [--plan FILE] [--channel PATH]\n"
 		"--param KEY=VALUES sets a parameter of every named benchmark that has it:\n"
 		"  KEY=V1,V2,...  one run per value (a comma list); several keys give every combination\n"
 		"  KEY=A..B       integer parameters only: every integer from A to B (at most %d values)\n"
@@ -45,6 +46,8 @@ void osm_cli_usage(FILE *f)
 		"Every option but --param is given at most once. Arguments must be UTF-8.\n"
 		"serve runs the network peer of the net benchmarks until SIGINT or SIGTERM (docs/peer.md);\n"
 		"  --listen defaults to 127.0.0.1:7478; an address that is not loopback needs a token.\n"
+		"init runs a plan of these commands as PID 1 of a VM (its /init) and powers off\n"
+		"  (docs/probe-init.md).\n"
 		"Exit codes: 0 ok, 1 a benchmark failed, 2 bad input, 3 cannot run (see docs/exit-codes.md).\n",
 		OSM_MAX_PARAM_VALUES);
 }

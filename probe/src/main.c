@@ -1,4 +1,7 @@
-/* main.c - osmeter-probe: argv -> list | run | serve | sysinfo | version.
+/* main.c - osmeter-probe: argv -> list | run | serve | sysinfo | version | init.
+ * `init` (or this program run as /init) is init mode (init.h,
+ * docs/probe-init.md): PID 1 of a VM, running a plan of the commands
+ * dispatch() runs.
  *
  * Exit codes (docs/exit-codes.md):
  *   0  everything ran (some benchmarks may have been skipped, with reasons)
@@ -21,6 +24,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "emit.h"
+#include "init.h"
 #include "log.h"
 #include "peer.h"
 #include "records.h"
@@ -111,7 +115,9 @@ static int check_utf8(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The commands: argv[0] the program's name, argv[1] the command. Init
+ * mode calls it in each command's child. */
+static int dispatch(int argc, char **argv)
 {
 	char err[512];
 	if (osm_catalog_check(err, sizeof(err))) {
@@ -141,7 +147,25 @@ int main(int argc, char **argv)
 		osm_cli_usage(stdout);
 		return OSM_EXIT_OK;
 	}
-	osm_err("unknown command '%s'; allowed: list, run, hotspots, serve, sysinfo, version, help", cmd);
+	if (!strcmp(cmd, "init"))
+		return osm_init_main(argc - 1, argv + 1, dispatch);
+	osm_err("unknown command '%s'; allowed: list, run, hotspots, serve, sysinfo, version, init, help", cmd);
 	osm_cli_usage(stderr);
 	return OSM_EXIT_USAGE;
+}
+
+/* argv[0]'s last component: "init" when the kernel runs this program as /init. */
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path ? path : "";
+}
+
+/* As /init, init mode at once: PID 1 must never return (each command's
+ * child checks the catalogue in dispatch()). */
+int main(int argc, char **argv)
+{
+	if (argc >= 1 && !strcmp(base_name(argv[0]), "init"))
+		return osm_init_main(argc, argv, dispatch);
+	return dispatch(argc, argv);
 }

@@ -16,7 +16,7 @@ DOC = REPO / "docs" / "probe-layout.md"
 
 
 # Modules split over several files named `<module>_<part>.c` (docs/probe-layout.md).
-SPLIT_MODULES = ("sysinfo", "catalog", "cli", "peer", "profile", "cleanup")
+SPLIT_MODULES = ("sysinfo", "catalog", "cli", "peer", "profile", "cleanup", "init")
 
 
 def module_of(rel: str) -> str:
