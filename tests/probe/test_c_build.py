@@ -68,3 +68,18 @@ def test_sanitized_probe_runs_the_quick_suite_cleanly(sanitized, tmp_path):
         q = subprocess.run([str(sanitized / "probe" / "osmeter-probe"), *cmd], capture_output=True,
                            text=True, env=env)
         assert "runtime error" not in q.stderr and "Sanitizer" not in q.stderr, (cmd, q.stderr)
+
+
+@pytest.mark.slow
+def test_sanitized_probe_runs_init_cleanly(sanitized, tmp_path, monkeypatch):
+    """Init mode (PID 1 of a PID namespace, root only) with the sanitized
+    probe: no report on its console or in any frame of its channel."""
+    from test_init import run_init  # noqa: PLC0415 (the unshare runner and frame checks)
+    monkeypatch.setenv("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
+    monkeypatch.setenv("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    r = run_init([str(sanitized / "probe" / "osmeter-probe")], tmp_path,
+                 "run\tsyscall.null\t--max-time\t0.05\nsysinfo\t--json\nlist\t--json\t--all\nrun\tno.such\n")
+    assert "runtime error" not in r.stderr and "Sanitizer" not in r.stderr, r.stderr[-4000:]
+    for f in r.frames:
+        assert b"runtime error" not in f.payload and b"Sanitizer" not in f.payload, f
+    assert [f.text for f in r.of("X")] == ["exit 0", "exit 0", "exit 0", "exit 2"]

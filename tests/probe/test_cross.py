@@ -13,32 +13,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from probe_helpers import REPO, optional_tool_missing
+from cross_helpers import TARGETS, CrossBuild, cross_build
 
 pytestmark = [pytest.mark.cross, pytest.mark.slow]  # ~35 s: three cross builds
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str         # pytest id
-    prefix: str       # GNU triplet: compiler prefix, sysroot /usr/<prefix>, toolchain file
-    qemu: str         # qemu-user binary
-    probe_arch: str   # meta.build.arch (OSM_ARCH_NAME in probe/src/arch/)
-
-
-TARGETS = [
-    Target("aarch64", "aarch64-linux-gnu", "qemu-aarch64-static", "aarch64"),
-    Target("armv7", "arm-linux-gnueabihf", "qemu-arm-static", "arm"),
-    Target("riscv64", "riscv64-linux-gnu", "qemu-riscv64-static", "riscv64"),
-]
 
 # The cpu and syscall families, by name (a named run uses each default).
 BENCHES = [
@@ -48,48 +30,9 @@ BENCHES = [
 BUDGET = ["--max-time", "0.3", "--min-time", "0.01"]
 
 
-@dataclass(frozen=True)
-class CrossBuild:
-    target: Target
-    build_dir: Path
-    probe: Path
-    seconds: float  # configure + build
-
-    def command(self, *args: str) -> list[str]:
-        # -L is only needed if the libc could not link statically (OSM_STATIC
-        # falls back to dynamic quietly); it is harmless otherwise.
-        qemu = shutil.which(self.target.qemu)
-        return [qemu, "-L", f"/usr/{self.target.prefix}", str(self.probe), *args]
-
-
-def _tools_or_skip(t: Target) -> None:
-    if not shutil.which("cmake"):
-        optional_tool_missing("cmake is missing (Debian: apt-get install cmake)", "cross")
-    if not shutil.which(f"{t.prefix}-gcc"):
-        optional_tool_missing(f"{t.prefix}-gcc is missing (Debian: apt-get install gcc-{t.prefix})", "cross")
-    if not shutil.which(t.qemu):
-        optional_tool_missing(f"{t.qemu} is missing (Debian: apt-get install qemu-user-static)", "qemu")
-
-
 @pytest.fixture(scope="session", params=TARGETS, ids=[t.name for t in TARGETS])
 def cross(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CrossBuild:
-    t: Target = request.param
-    _tools_or_skip(t)
-    b = tmp_path_factory.mktemp(f"cross-{t.name}")
-    toolchain = REPO / "cmake" / "toolchains" / f"{t.prefix}.cmake"
-    assert toolchain.exists(), toolchain
-    start = time.monotonic()
-    p = subprocess.run(
-        ["cmake", "-S", str(REPO), "-B", str(b), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
-         "-DOSM_WERROR=ON"],
-        capture_output=True, text=True,
-    )
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
-    p = subprocess.run(["cmake", "--build", str(b), "-j2"], capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
-    probe = b / "probe" / "osmeter-probe"
-    assert probe.exists()
-    return CrossBuild(t, b, probe, time.monotonic() - start)
+    return cross_build(request.param, tmp_path_factory)
 
 
 def test_cross_unit_tests_pass_under_qemu(cross: CrossBuild) -> None:
