@@ -129,8 +129,10 @@ def processes_naming(marker: str) -> list[int]:
     return found
 
 
-def run_init(cmd: list[str], tmp: Path, plan: str | bytes | Path, *extra: str, timeout: float = 60) -> InitRun:
-    """`unshare --mount --pid --fork CMD init --plan P --channel C EXTRA`,
+def run_init(cmd: list[str], tmp: Path, plan: str | bytes | Path, *extra: str, timeout: float = 60,
+             as_init: bool = False) -> InitRun:
+    """`unshare --mount --pid --fork CMD init --plan P --channel C EXTRA`
+    (as_init: CMD is the probe under the name init, no `init` argument),
     checked: init powered off (SIGINT), the host's mounts are as they were,
     no process is left."""
     need_unshare()
@@ -143,8 +145,8 @@ def run_init(cmd: list[str], tmp: Path, plan: str | bytes | Path, *extra: str, t
     channel.write_bytes(b"stale contents, truncated by init\n")
     before = mountinfo()
     start = time.monotonic()
-    p = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--kill-child", *cmd, "init", "--plan",
-                        str(plan_path), "--channel", str(channel), *extra],
+    p = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--kill-child", *cmd,
+                        *([] if as_init else ["init"]), "--plan", str(plan_path), "--channel", str(channel), *extra],
                        capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
     seconds = time.monotonic() - start
     stderr = p.stderr.decode(errors="replace")
@@ -207,6 +209,19 @@ def test_init_runs_a_plan_and_powers_off(probe: str, tmp_path: Path) -> None:
     for i, what in enumerate(["run syscall.null", "sysinfo --json", "run no.such", "init"], 1):
         assert f"osmeter-probe init: command {i}/4: {what}" in r.stderr
     assert "osmeter-probe init: command 3 exited 2" in r.stderr
+
+
+def test_init_runs_as_slash_init(probe: str, tmp_path: Path) -> None:
+    """Run under the name init (the kernel's /init), the options follow at
+    once; a word that is no option (a boot parameter the kernel passed on)
+    is noted and ignored."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "init").symlink_to(probe)
+    r = run_init([str(tmp_path / "bin" / "init")], tmp_path, "version\n", "single", as_init=True)
+    assert "ignored argument 'single'" in r.log()
+    assert [f.text for f in r.of("X")] == ["exit 0"]
+    assert r.lines(1)[0].startswith(b"osmeter-probe ")
+    assert r.frames[-1].text == "1"
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "empty", "comments_only", "bad_tabs", "missing"])
