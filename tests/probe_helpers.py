@@ -33,6 +33,7 @@ REQUIRE = {
     "browser": "OSMETER_REQUIRE_BROWSER",  # headless Chromium (the report's browser test)
     "cross": "OSMETER_REQUIRE_CROSS",  # aarch64/armv7/riscv64 cross compilers
     "qemu": "OSMETER_REQUIRE_QEMU",  # qemu-user, to run the cross-built probes
+    "qemu-system": "OSMETER_REQUIRE_QEMU_SYSTEM",  # qemu-system-x86_64 and apt's Debian kernels (kernels run)
     "postgresql": "OSMETER_REQUIRE_POSTGRESQL",  # a PostgreSQL server (initdb, pg_ctl) for the store tests
 }
 

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -189,13 +192,37 @@ static void dir_env(const char *name)
 		setenv(name, "/tmp", 1);
 }
 
-/* Step 2: the file systems a probe command reads or writes; the environment. */
+/* The loopback, which a fresh kernel leaves down: net.* talks over it. */
+static void loopback_up(struct init_state *st)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		note(st, "cannot bring up lo: socket: %s", strerror(errno));
+		return;
+	}
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		note(st, "cannot bring up lo: SIOCGIFFLAGS: %s", strerror(errno));
+	} else if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+			note(st, "cannot bring up lo: SIOCSIFFLAGS: %s", strerror(errno));
+		else
+			osm_init_progress("lo up");
+	}
+	close(fd);
+}
+
+/* Step 2: the file systems a probe command reads or writes, the loopback; the environment. */
 static void mount_all(struct init_state *st)
 {
 	mount_one(st, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	mount_one(st, "sysfs", "/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 	mount_one(st, "devtmpfs", "/dev", MS_NOSUID, "mode=0755");
 	mount_one(st, "tmpfs", "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
+	loopback_up(st);
 	std_fds();
 	setenv("PATH", "/:/bin:/usr/bin", 0);
 	dir_env("HOME");

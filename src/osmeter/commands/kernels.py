@@ -148,12 +148,13 @@ def run(args: argparse.Namespace) -> int:
                      "the guests run under TCG, qemu's emulator; every result is flagged 'emulated' and its figures "
                      "are the emulator's, not the kernel's: compare may rank kernels, never quote them as kernel "
                      "costs (docs/kernels.md)")
+    guest = kernels_run.guest_probe()
     with group_state.locked(st):
-        return _attempt(st, machine, location, repetitions, resuming)
+        return _attempt(st, machine, location, repetitions, resuming, guest)
 
 
 def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, repetitions: int,
-             resuming: bool) -> int:
+             resuming: bool, guest: kernels_run.GuestProbe) -> int:
     store = open_store(location, create=True)
     try:
         done = group_state.done_kernels(store, st) if resuming else {}
@@ -161,7 +162,7 @@ def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, r
         print(f"kernels {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
               + f"; each within {st.timeout:g} s (--timeout)", file=sys.stderr, flush=True)
         st.attempts += 1
-        group = kernels_run.make_group(st, store, machine, repetitions)
+        group = kernels_run.make_group(st, store, machine, repetitions, guest)
         group.save()
         for k in todo:
             st.outcomes.setdefault(k, group_state.KernelOutcome()).status = "pending"

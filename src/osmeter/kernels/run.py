@@ -10,7 +10,7 @@ Per kernel, in the order given:
 3. the boot (osmeter.kernels.qemu) within the kernel's time limit;
 4. the channel decoded (osmeter.kernels.channel); every repetition's
    output imported as one run (osmeter import's checks: ingest), with the
-   kernel's release as the run's host and the group id as its fleet. Under
+   kernel's release as the run's host (state.host_name) and the group id as its fleet. Under
    TCG every result is flagged `emulated`. The guest's machine description
    (the probe's, inside the VM) gets `vm_accel` and, when the image's config
    is known, `kernel_config_sha256`; the host's own description, the qemu
@@ -100,6 +100,7 @@ class Group:
             return None
         o = self.st.outcomes.setdefault(kernel, group_state.KernelOutcome())
         o.release = image.release
+        o.host = group_state.host_name(self.st, kernel, image.release)
         self.save()
         return image
 
@@ -165,7 +166,8 @@ class Group:
             refuse_cut_short(probe_files, allow_incomplete=False)
             context = RunContext(label=self.st.label, argv=[PROBE_NAME, *boots[0].commands[0]],
                                  params={**params, "kernels": boot_info},
-                                 source="import", host=image.release, fleet=self.st.id)
+                                 source="import", host=self.st.outcomes[kernel].host or image.release,
+                                 fleet=self.st.id)
             stored = store_files(self.store, context, probe_files)
         except OsmeterError as e:
             self.fail(kernel, f"the guest's output could not be stored: {e.message}")
@@ -233,8 +235,8 @@ def failure(outcome: qemu.BootOutcome, decoded: channel.Decoded, commands: int, 
                 + (f"; qemu: {outcome.qemu_message}" if outcome.qemu_message else ""))
     if decoded.problems:
         return f"the data channel was damaged: {'; '.join(decoded.problems[:3])}{init}"
-    if not decoded.done:
-        return f"init stopped before its last command ended ({decoded.finished()} of {commands} ended){init}"
+    if not decoded.done or decoded.finished() < commands:  # D comes after a fatal error too
+        return f"init ended after {decoded.finished()} of {commands} probe command(s){init}"
     for i in range(1, commands + 1):
         c = decoded.command(i)
         if not c.stdout:
@@ -271,13 +273,27 @@ def guest_argv(opts: RunOptions) -> list[str]:
     return [a for a in probe_argv(Path(PROBE_NAME), opts)[1:] if a != "--die-with-parent"] + ["--quiet"]
 
 
-def make_group(st: group_state.GroupState, store: Store, machine: qemu.Machine, repetitions: int) -> Group:
-    """A Group with the guest's probe (the static x86-64 one: installed, or cross-built) and the host's sysinfo."""
+@dataclass(frozen=True)
+class GuestProbe:
+    """What every guest gets (the static x86-64 probe: installed, or cross-built) and the host's sysinfo."""
+
+    probe: bytes
+    helper: bytes | None
+    host_machine: dict[str, Any]
+
+
+def guest_probe() -> GuestProbe:
+    """Found (and read) before anything boots: a missing or dynamic probe is refused at once."""
     guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
     host_doc = probe_sysinfo(locate_probe())[1]
-    return Group(st, store, machine, read_bounded(guest.probe, MAX_PROBE_BYTES, what="probe"),
-                 read_bounded(guest.helper, MAX_PROBE_BYTES, what="probe") if guest.helper else None,
-                 machine_of(host_doc), repetitions)
+    return GuestProbe(read_bounded(guest.probe, MAX_PROBE_BYTES, what="probe"),
+                      read_bounded(guest.helper, MAX_PROBE_BYTES, what="probe") if guest.helper else None,
+                      machine_of(host_doc))
+
+
+def make_group(st: group_state.GroupState, store: Store, machine: qemu.Machine, repetitions: int,
+               guest: GuestProbe) -> Group:
+    return Group(st, store, machine, guest.probe, guest.helper, guest.host_machine, repetitions)
 
 
 def machine_of(doc: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ $XDG_STATE_HOME/osmeter/kernels/<id>/state.json: the kernels as given, what
 the guests run, the VM, the store, and per kernel its last outcome; a
 failed kernel's console log is kept beside it (<id>/<n>.console.log). The
 store decides what is done: a kernel is done when the store holds a complete
-run of this group with its release as the run's host. One attempt at a
+run of this group with the kernel's host name (its release; `RELEASE#N`,
+N its place in the list, when an earlier kernel of the group has the same
+release: a rebuilt kernel). One attempt at a
 time: an attempt holds an exclusive flock on <id>/lock.
 """
 
@@ -48,6 +50,7 @@ def state_root(env: Mapping[str, str] = os.environ) -> Path:
 class KernelOutcome:
     status: str = "pending"  # pending / stored / failed
     release: str | None = None
+    host: str | None = None  # the run's host name in the group (host_name)
     reason: str | None = None
     run_id: int | None = None
     console_log: str | None = None  # kept for a failed kernel
@@ -114,9 +117,17 @@ def load(ref: str, root: Path | None = None) -> GroupState:
 
 
 def done_kernels(store: Store, state: GroupState) -> dict[str, int]:
-    """--kernel value -> its complete run in the store (by the release the last attempt read)."""
+    """--kernel value -> its complete run in the store (by the host name the last attempt gave it)."""
     complete = {r.host: r.id for r in store.fleet_runs(state.id) if r.status == "complete" and r.host}
-    return {k: complete[o.release] for k, o in state.outcomes.items() if o.release in complete}
+    return {k: complete[o.host] for k, o in state.outcomes.items() if o.host in complete}
+
+
+def host_name(state: GroupState, kernel: str, release: str) -> str:
+    """The run's host for `kernel`: its release, or RELEASE#N when a kernel before it in the
+    list has the same release (two builds of one release stay two runs of the group)."""
+    index = state.kernels.index(kernel) if kernel in state.kernels else len(state.kernels)
+    earlier = [state.outcomes[k].release for k in state.kernels[:index] if k in state.outcomes]
+    return release if release not in earlier else f"{release}#{index + 1}"
 
 
 @contextlib.contextmanager

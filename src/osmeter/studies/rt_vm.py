@@ -90,11 +90,12 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
         machine={"accel": machine.accel, "cpus": machine.cpus, "memory_mib": machine.memory_mib,
                  "append": list(machine.append), "pin": list(machine.pin)},
         timeout=timeout, store=location, label=args.label or "rt study")
+    guest = kernels_run.guest_probe()
     store = open_store(location, create=True)
     runs: list[tuple[str, int]] = []
     try:
         with group_state.locked(st):
-            group = kernels_run.make_group(st, store, machine, 1)
+            group = kernels_run.make_group(st, store, machine, 1, guest)
             group.save()
             params = {"study": "rt", "jobs": plan.jobs, "kernels": list(plan.kernels),
                       "configs": [c.label for c in plan.configs], "cyclic_s": plan.cyclic_s,
