@@ -29,7 +29,7 @@ def test_exit_codes_are_distinct() -> None:
 
 def test_commands_are_listed_in_order() -> None:
     assert [c.NAME for c in COMMANDS] == ["run", "list", "runs", "show", "compare", "noise", "report", "plot", "export", "import",
-                                         "sysinfo", "serve", "study", "hotspots", "mem-levels", "page-cache", "fleet",
+                                         "sysinfo", "serve", "study", "hotspots", "mem-levels", "page-cache", "fleet", "kernels",
                                          "store"]
 
 
