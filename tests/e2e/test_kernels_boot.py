@@ -189,3 +189,30 @@ def test_study_rt_in_two_vms_side_by_side(kernel_env: dict[str, str], tmp_path: 
     for r in releases:
         assert (out / r / "rt-study.txt").is_file()
     assert not qemu_left()
+
+
+def test_interrupted_leaves_no_qemu_nor_files(kernel_env: dict[str, str]) -> None:
+    """SIGTERM while a guest runs (init told to sleep): qemu is killed with osmeter, its
+    temporary directory removed, the kernel marked interrupted; exit 143."""
+    before = set(Path("/tmp").glob("osmeter-kernel.*"))
+    proc = subprocess.Popen(osmeter_command("kernels", "run", "--kernel", STD, "syscall.null", *TINY, "--append",
+                                            "osmeter.sleep=600"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=kernel_env)
+    try:
+        deadline = time.monotonic() + 120
+        while not qemu_left() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert qemu_left(), "qemu never started"
+        time.sleep(3)  # well into the boot
+        proc.terminate()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, out + err
+    assert "interrupted by SIGTERM" in err and not qemu_left()
+    assert set(Path("/tmp").glob("osmeter-kernel.*")) <= before
+    state = json.loads(next(Path(kernel_env["XDG_STATE_HOME"]).glob(
+        f"osmeter/kernels/{group_of(subprocess.CompletedProcess([], 0, out, err))}/state.json")).read_text())
+    assert [o["reason"] for o in state["outcomes"].values()] == ["interrupted"]
