@@ -325,3 +325,40 @@ def test_cpio_writer_refuses_a_name_twice() -> None:
     w.directory("a")
     with pytest.raises(ValueError):
         w.directory("a")
+
+
+# --- the command's bad input: refused before anything boots ----------------------------------------------
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["kernels", "run", "syscall.null"], "needs --kernel"),
+    (["kernels", "run", "--kernel", "/k,foo=bar"], "is not one of initrd=PATH"),
+    (["kernels", "run", "--kernel", "deb:Bad Name"], "not a Debian package name"),
+    (["kernels", "run", "--kernel", "/k", "--kernel", "/k"], "given twice"),
+    (["kernels", "run", "--kernel", "/k", "--pin", "0,0"], "distinct"),
+    (["kernels", "run", "--kernel", "/k", "--pin", "x"], "is not 'none'"),
+    (["kernels", "run", "--kernel", "/k", "--accel", "xen"], "invalid choice"),
+    (["kernels", "run", "--kernel", "/k", "--cpus", "0"], "at least 1"),
+    (["kernels", "run", "--resume", "kernels-20260101T000000Z-abcd", "--kernel", "/k"], "leave out --kernel"),
+    (["kernels", "run", "--resume", "kernels-20260101T000000Z-abcd", "--cpus", "4"], "leave out --cpus"),
+    (["study", "rt", "--accel", "tcg"], "goes with --kernel"),
+])
+def test_bad_input_refused_before_booting(cli, argv: list[str], expect: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    out = cli(*argv, "--store", str(tmp_path / "s.db"))
+    assert out.code == 2, out.err
+    assert expect in out.err, out.err
+    assert not (tmp_path / "state").exists() and not (tmp_path / "s.db").exists()
+
+
+def test_resume_of_an_unknown_group(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    out = cli("kernels", "run", "--resume")
+    assert out.code == 2 and "no kernels group to resume" in out.err
+
+
+def test_check_command_says_accelerator(cli, tmp_path: Path) -> None:
+    out = cli("kernels", "check", "--kvm-device", str(tmp_path / "kvm"))
+    assert "kvm: not usable" in out.out and "does not exist" in out.out and "accelerator: tcg" in out.out
+    assert out.code in (0, 9)  # 9: qemu or the guest's probe missing here

@@ -91,13 +91,17 @@ def guest_commands(opts: RunOptions) -> list[list[str]]:
     return [kernels_run.guest_argv(opts) for _ in range(opts.repetitions)]
 
 
-def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
-    if not args.kernel:
+def check_kernels(kernels: list[str]) -> None:
+    """The --kernel values, refused when malformed or repeated, before anything else."""
+    if not kernels:
         raise UsageError("kernels run needs --kernel K (once per kernel), or --resume")
-    for k in args.kernel:
-        images.parse_spec(k)  # a malformed one refused before anything boots
-    if len(set(args.kernel)) != len(args.kernel):
+    for k in kernels:
+        images.parse_spec(k)
+    if len(set(kernels)) != len(kernels):
         raise UsageError("a --kernel is given twice")
+
+
+def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
     suite = args.suite if args.suite or args.names else DEFAULT_SUITE
     given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
     given["params"] = list(given["params"])
@@ -116,9 +120,15 @@ def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) ->
 
 def resumed_group(args: argparse.Namespace) -> group_state.GroupState:
     given = [o for o, v in (("--kernel", args.kernel), ("NAME", args.names), ("--suite", args.suite),
-                            ("--param", args.param), ("--label", args.label), ("--repeat", args.repeat)) if v]
+                            ("--param", args.param), ("--label", args.label), ("--repeat", args.repeat),
+                            ("--min-time", args.min_time), ("--max-time", args.max_time),
+                            ("--min-samples", args.min_samples), ("--max-samples", args.max_samples),
+                            ("--target-rse", args.target_rse), ("--accel", args.accel != "auto"),
+                            ("--cpus", args.cpus), ("--memory", args.memory), ("--append", args.append),
+                            ("--pin", args.pin is not None)) if v]
     if given:
-        raise UsageError(f"--resume boots the group's own kernels with its own benchmarks: leave out {given[0]}")
+        raise UsageError(f"--resume boots the group's own kernels with its own benchmarks and VM: leave out "
+                         f"{given[0]} (only --timeout and --store may be given)")
     st = group_state.load(args.resume)
     if args.timeout:
         st.timeout = args.timeout
@@ -128,9 +138,11 @@ def resumed_group(args: argparse.Namespace) -> group_state.GroupState:
 def run(args: argparse.Namespace) -> int:
     if args.kernels_command == "check":
         return check_command(args)
-    check = kvm.check()
     resuming = args.resume is not None
     st = resumed_group(args) if resuming else None
+    if st is None:
+        check_kernels(args.kernel)
+    check = kvm.check()
     accel = choose_accel(st.machine["accel"] if st else args.accel, check)
     if st is None:
         location = resolve_location(args.store)
