@@ -198,9 +198,9 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def boot(cmd: list[str], workdir: Path, timeout: float, pin: Sequence[int] = (),
-         tick: Callable[[bytes], None] | None = None) -> BootOutcome:
+         tick: Callable[[Path], None] | None = None) -> BootOutcome:
     """Run qemu `cmd` (from argv(...)) until it exits or `timeout` s pass; never leaves it running.
-    `tick` gets the channel's bytes so far about once a second (progress)."""
+    `tick` is called with the channel's path about once a second (progress)."""
     start = time.monotonic()
     log = open(workdir / "qemu.log", "wb")
     try:
@@ -218,7 +218,7 @@ def boot(cmd: list[str], workdir: Path, timeout: float, pin: Sequence[int] = (),
 
 
 def _supervise(proc: subprocess.Popen, workdir: Path, timeout: float, pin: Sequence[int],
-               tick: Callable[[bytes], None] | None, start: float) -> BootOutcome:
+               tick: Callable[[Path], None] | None, start: float) -> BootOutcome:
     pinned: dict[int, int] = {}
     try:
         qmp = Qmp(workdir / "qmp.sock", proc)
@@ -241,7 +241,7 @@ def _supervise(proc: subprocess.Popen, workdir: Path, timeout: float, pin: Seque
             break
         if tick is not None and now - last_tick >= 1.0:
             last_tick = now
-            tick(_read_channel(workdir / "channel"))
+            tick(workdir / "channel")
         time.sleep(0.1)
     seconds = time.monotonic() - start
     return BootOutcome(status, proc.returncode, seconds, _read_channel(workdir / "channel"),

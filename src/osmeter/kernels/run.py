@@ -193,24 +193,38 @@ class Booted:
 
 @dataclass
 class Progress:
-    """The guest's progress records, shown as they come (about once a second)."""
+    """The guest's progress records, shown as they come (about once a second): only the
+    channel's new bytes are read each time, and only progress frames are decoded."""
 
     group: Group
     shown: str = ""
+    offset: int = 0
+    partial: bytes = b""
 
-    def tick(self, data: bytes) -> None:
-        decoded = channel.decode(data)
+    def tick(self, path: Path) -> None:
+        try:
+            with open(path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read(16 << 20)
+        except OSError:
+            return
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()[-(1 << 20):]  # an unfinished line, kept bounded
         line = ""
-        for index in sorted(decoded.commands):
-            for raw in decoded.commands[index].stdout:
-                if raw.startswith(b'{"type":"progress"'):
+        for raw in lines:
+            if b'"type":"progress"' not in raw and b" H 0 " not in raw[:40]:
+                continue
+            got = channel.decode(raw + b"\n")
+            for index, c in got.commands.items():
+                for out in c.stdout:
                     try:
-                        rec = json.loads(raw)
+                        rec = json.loads(out)
                         line = f"command {index}: [{rec['index'] + 1}/{rec['total']}] {rec['bench']}"
                     except (ValueError, KeyError, TypeError):
                         pass
-        if not line and decoded.hello:
-            line = "init running"
+            if got.hello and not line:
+                line = "init running"
         if line and line != self.shown:
             self.shown = line
             self.group.say(f"    {textsafe.line(line)}")
