@@ -362,3 +362,10 @@ def test_check_command_says_accelerator(cli, tmp_path: Path) -> None:
     out = cli("kernels", "check", "--kvm-device", str(tmp_path / "kvm"))
     assert "kvm: not usable" in out.out and "does not exist" in out.out and "accelerator: tcg" in out.out
     assert out.code in (0, 9)  # 9: qemu or the guest's probe missing here
+
+
+def test_guest_lines_keep_what_is_not_a_record_for_ingest_to_refuse() -> None:
+    img = images.KernelImage(images.parse_spec("/k"), Path("/k"), "6.1", "6.1 x", "ab", None, None, "path")
+    lines = [b"garbage", b"[1,2]", b'{"type": "result", "flags": []}']
+    out = kr.guest_lines(lines, True, img, "tcg")
+    assert out[:2] == lines[:2] and json.loads(out[2])["flags"] == [EMULATED]  # spacing does not hide a result

@@ -47,8 +47,6 @@ from ..sysinfo import probe_sysinfo
 from . import channel, images, initramfs, qemu
 from . import state as group_state
 
-RESULT_PREFIX = b'{"type":"result"'
-META_PREFIX = b'{"type":"meta"'
 
 
 @dataclass
@@ -259,21 +257,28 @@ def failure(outcome: qemu.BootOutcome, decoded: channel.Decoded, commands: int, 
     return None
 
 
+def record_of(raw: bytes) -> dict[str, Any] | None:
+    """A probe line as a record (None: not a JSON object; ingest then refuses it, naming the line)."""
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
 def guest_lines(lines: list[bytes], emulated: bool, image: images.KernelImage, accel: str) -> list[bytes]:
     """The guest probe's records as stored: results flagged `emulated` under TCG,
     the machine description given the VM's facts."""
     out = []
     for raw in lines:
-        if raw.startswith(META_PREFIX):
-            rec = json.loads(raw)
-            machine = rec.get("machine")
-            if isinstance(machine, dict):
-                machine["vm_accel"] = accel
-                if image.config_sha256:
-                    machine["kernel_config_sha256"] = image.config_sha256
+        rec = record_of(raw)
+        kind = rec.get("type") if rec is not None else None
+        if rec is not None and kind == "meta" and isinstance(rec.get("machine"), dict):
+            rec["machine"]["vm_accel"] = accel
+            if image.config_sha256:
+                rec["machine"]["kernel_config_sha256"] = image.config_sha256
             raw = json.dumps(rec, separators=(",", ":")).encode()
-        elif emulated and raw.startswith(RESULT_PREFIX):
-            rec = json.loads(raw)
+        elif rec is not None and kind == "result" and emulated:
             flags = rec.get("flags") if isinstance(rec.get("flags"), list) else []
             rec["flags"] = [*flags, EMULATED]
             raw = json.dumps(rec, separators=(",", ":")).encode()

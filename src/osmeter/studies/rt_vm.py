@@ -19,7 +19,6 @@ the tables show what runs, not what an RT kernel delivers.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,8 +58,8 @@ def _results(outputs: Sequence[Sequence[bytes]]) -> list[Any]:
     out = []
     for lines in outputs:
         for raw in lines:
-            if raw.startswith(kernels_run.RESULT_PREFIX):
-                rec = json.loads(raw)
+            rec = kernels_run.record_of(raw)
+            if rec is not None and rec.get("type") == "result":
                 out.append(SimpleNamespace(bench=rec.get("bench"), params=rec.get("params") or {},
                                            extra=rec.get("extra") or {}, record=rec))
     return out
