@@ -8,6 +8,8 @@ import io
 import json
 import os
 import stat
+import sys
+import time
 import subprocess
 import zlib
 from pathlib import Path
@@ -369,3 +371,17 @@ def test_guest_lines_keep_what_is_not_a_record_for_ingest_to_refuse() -> None:
     lines = [b"garbage", b"[1,2]", b'{"type": "result", "flags": []}']
     out = kr.guest_lines(lines, True, img, "tcg")
     assert out[:2] == lines[:2] and json.loads(out[2])["flags"] == [EMULATED]  # spacing does not hide a result
+
+
+@pytest.mark.slow  # one second: the bound is checked once a second
+def test_a_guest_writing_without_end_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for qemu that fills the channel: stopped once it passes the bound, not at the timeout."""
+    monkeypatch.setattr(qemu, "MAX_CHANNEL_BYTES", 1 << 20)
+    monkeypatch.setattr(qemu, "Qmp", lambda *a, **k: type("Q", (), {"execute": lambda self, c: [],
+                                                                  "close": lambda self: None})())
+    script = (f"import time\nf = open({str(tmp_path / 'channel')!r}, 'wb')\n"
+              "while True:\n    f.write(b'x' * 65536); f.flush(); time.sleep(0.01)\n")
+    started = time.monotonic()
+    out = qemu.boot([sys.executable, "-c", script], tmp_path, 60)
+    assert out.status == "too-much" and time.monotonic() - started < 30
+    assert "more than 1 MiB" in kr.failure(out, channel.decode(b""), 1, 60)

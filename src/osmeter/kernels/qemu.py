@@ -87,7 +87,7 @@ def argv(machine: Machine, kernel: Path, initrd: Path, workdir: Path) -> list[st
 
 @dataclass
 class BootOutcome:
-    status: str  # "ended" (qemu exited by itself), "timeout", "no-start"
+    status: str  # "ended" (qemu exited by itself), "timeout", "no-start", "too-much" (the channel past its bound)
     returncode: int | None
     seconds: float
     channel: bytes
@@ -180,6 +180,13 @@ def panic_line(path: Path) -> str | None:
     return textsafe.line(text[at:].split("\n", 1)[0].strip())
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _read_channel(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -239,9 +246,14 @@ def _supervise(proc: subprocess.Popen, workdir: Path, timeout: float, pin: Seque
             status = "timeout"
             _kill(proc)
             break
-        if tick is not None and now - last_tick >= 1.0:
+        if now - last_tick >= 1.0:
             last_tick = now
-            tick(workdir / "channel")
+            if _size(workdir / "channel") > MAX_CHANNEL_BYTES:  # a guest that writes without end
+                status = "too-much"
+                _kill(proc)
+                break
+            if tick is not None:
+                tick(workdir / "channel")
         time.sleep(0.1)
     seconds = time.monotonic() - start
     return BootOutcome(status, proc.returncode, seconds, _read_channel(workdir / "channel"),

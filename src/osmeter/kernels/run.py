@@ -236,6 +236,9 @@ def failure(outcome: qemu.BootOutcome, decoded: channel.Decoded, commands: int, 
         return (f"the kernel panicked: {outcome.panic}" + (" (before osmeter's init ran)" if decoded.hello is None
                                                             else f"; {decoded.finished()} of {commands} probe "
                                                             f"command(s) had ended{init}"))
+    if outcome.status == "too-much":
+        return (f"the guest wrote more than {qemu.MAX_CHANNEL_BYTES >> 20} MiB to the data channel and was "
+                f"stopped{init}")
     if outcome.status == "no-start":
         return f"qemu did not start: {outcome.qemu_message or 'no message'}"
     if outcome.status == "timeout":
