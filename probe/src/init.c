@@ -215,6 +215,16 @@ static void loopback_up(struct init_state *st)
 	close(fd);
 }
 
+/* A kernel without a hostname calls itself "(none)": the guest is named
+ * for what it is (a host's own name, under unshare, is left alone). */
+static void name_guest(struct init_state *st)
+{
+	char name[256] = "";
+	if (gethostname(name, sizeof(name) - 1) == 0 && strcmp(name, "(none)") == 0 &&
+	    sethostname("osmeter-guest", strlen("osmeter-guest")))
+		note(st, "cannot set the hostname: %s", strerror(errno));
+}
+
 /* Step 2: the file systems a probe command reads or writes, the loopback; the environment. */
 static void mount_all(struct init_state *st)
 {
@@ -223,6 +233,7 @@ static void mount_all(struct init_state *st)
 	mount_one(st, "devtmpfs", "/dev", MS_NOSUID, "mode=0755");
 	mount_one(st, "tmpfs", "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
 	loopback_up(st);
+	name_guest(st);
 	std_fds();
 	setenv("PATH", "/:/bin:/usr/bin", 0);
 	dir_env("HOME");

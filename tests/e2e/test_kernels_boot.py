@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.slow]
 STD, RT = "deb:linux-image-amd64", "deb:linux-image-rt-amd64"
 BENCHES = ["syscall.null", "ctxsw.pipe", "task.fork", "file.stat", "net.tcp_rtt"]
 TINY = ["--min-time", "0.01", "--max-time", "0.1", "--repeat", "1"]
-GROUP_ID = re.compile(r"kernels (kernels-\d{8}T\d{6}Z-[0-9a-f]{4}):")
+GROUP_ID = re.compile(r"group (kernels-\d{8}T\d{6}Z-[0-9a-f]{4}):")
 
 
 @pytest.fixture(scope="session")
@@ -145,21 +145,42 @@ def test_panic_and_hang_reported_with_console(kernel_env: dict[str, str], append
     assert not qemu_left()
 
 
-def test_resume_boots_only_the_failed_kernel(kernel_env: dict[str, str], tmp_path: Path) -> None:
-    cache = Path(kernel_env["XDG_CACHE_HOME"]) / "osmeter" / "kernels"
-    if not list(cache.glob("linux-image-6*-amd64_*/boot/vmlinuz-*")):  # run alone: download it first
-        assert osmeter(kernel_env, "kernels", "run", "--kernel", STD, "syscall.null", *TINY).returncode == 0
-    image = sorted(p for p in cache.glob("linux-image-6*/boot/vmlinuz-*") if "-rt-" not in p.name)[0]
-    late = tmp_path / "vmlinuz-late"
-    first = osmeter(kernel_env, "kernels", "run", "--kernel", str(image), "--kernel", str(late), "syscall.null",
-                    *TINY)
-    assert first.returncode == 11 and f"no such file {late}" in first.stdout, first.stdout + first.stderr
-    group = group_of(first)
-    shutil.copyfile(image, late)
+def test_resume_boots_only_the_kernel_not_stored(kernel_env: dict[str, str]) -> None:
+    """Interrupted (SIGTERM) once the first of two kernels is stored: --resume boots the second alone."""
+    proc = subprocess.Popen(osmeter_command("kernels", "run", "--kernel", STD, "--kernel", RT, "syscall.null", *TINY),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kernel_env)
+    seen = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "stored run" in line:
+                proc.terminate()
+                break
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    err = "".join(seen) + err
+    assert proc.returncode == 143, out + err
+    assert "--resume" in err
+    group = group_of(subprocess.CompletedProcess([], 0, out, err))
     again = osmeter(kernel_env, "kernels", "run", "--resume", group)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "1 kernel(s) to boot, 1 stored before" in again.stderr
-    assert "2 of 2 kernel(s) stored" in again.stdout
+    assert "2 of 2 kernel(s) stored" in again.stdout and "(stored before)" in again.stdout
+    assert not qemu_left()
+
+
+def test_a_local_kernel_that_cannot_boot_is_refused_up_front(kernel_env: dict[str, str], tmp_path: Path) -> None:
+    """A missing image or a file that is no x86 kernel would fail on every attempt: exit 2, no group made."""
+    state = Path(kernel_env["XDG_STATE_HOME"]) / "osmeter" / "kernels"
+    before = set(state.glob("kernels-*")) if state.is_dir() else set()
+    for kernel, expect in ((str(tmp_path / "vmlinuz-none"), "no such file"), ("/bin/ls", "not an x86 kernel image")):
+        done = osmeter(kernel_env, "kernels", "run", "--kernel", STD, "--kernel", kernel, "syscall.null", *TINY)
+        assert done.returncode == 2 and expect in done.stderr, done.stderr
+    assert (set(state.glob("kernels-*")) if state.is_dir() else set()) == before
 
 
 def test_kvm_refused_with_its_reason_or_used(kernel_env: dict[str, str]) -> None:

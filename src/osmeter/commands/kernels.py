@@ -92,16 +92,23 @@ def guest_commands(opts: RunOptions) -> list[list[str]]:
 
 
 def check_kernels(kernels: list[str]) -> None:
-    """The --kernel values, refused when malformed or repeated, before anything else."""
+    """The --kernel values, refused before anything else when malformed or repeated, and
+    a local image (a path, an installed release) when it is missing or no x86 kernel:
+    what would fail again on every attempt is a usage error, not a failed kernel.
+    (A deb: package is downloaded at its turn: the network may come back.)"""
     if not kernels:
         raise UsageError("kernels run needs --kernel K (once per kernel), or --resume")
-    for k in kernels:
-        images.parse_spec(k)
     if len(set(kernels)) != len(kernels):
         raise UsageError("a --kernel is given twice")
+    for k in kernels:
+        spec = images.parse_spec(k)
+        if spec.kind != "deb":
+            images.resolve(spec)
 
 
 def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
+    if args.suite and args.names:
+        raise UsageError("give benchmark names or --suite, not both")
     suite = args.suite if args.suite or args.names else DEFAULT_SUITE
     given = {k: getattr(args, "param" if k == "params" else k) for k in PROBE_OPTIONS}
     given["params"] = list(given["params"])
@@ -141,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
     resuming = args.resume is not None
     st = resumed_group(args) if resuming else None
     if st is None:
+        if args.suite and args.names:
+            raise UsageError("give benchmark names or --suite, not both")
         check_kernels(args.kernel)
     check = kvm.check()
     accel = choose_accel(st.machine["accel"] if st else args.accel, check)
@@ -156,10 +165,7 @@ def run(args: argparse.Namespace) -> int:
     m = st.machine
     machine = qemu.Machine(accel, m["cpus"], m["memory_mib"], tuple(m["append"]), tuple(m["pin"]), qemu_binary())
     if accel == "tcg":
-        textsafe.say("warning", f"KVM is not used ({'--accel tcg' if args.accel == 'tcg' else check.reason}): "
-                     "the guests run under TCG, qemu's emulator; every result is flagged 'emulated' and its figures "
-                     "are the emulator's, not the kernel's: compare may rank kernels, never quote them as kernel "
-                     "costs (docs/kernels.md)")
+        kernels_options.warn_tcg("--accel tcg" if args.accel == "tcg" else check.reason)
     guest = kernels_run.guest_probe()
     with group_state.locked(st):
         return _attempt(st, machine, location, repetitions, resuming, guest)
@@ -171,7 +177,7 @@ def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, r
     try:
         done = group_state.done_kernels(store, st) if resuming else {}
         todo = [k for k in st.kernels if k not in done]
-        print(f"kernels {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
+        print(f"group {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
               + f"; each within {st.timeout:g} s (--timeout)", file=sys.stderr, flush=True)
         st.attempts += 1
         group = kernels_run.make_group(st, store, machine, repetitions, guest)
@@ -186,17 +192,20 @@ def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, r
                 if st.outcomes[k].status == "pending":
                     st.outcomes[k].status, st.outcomes[k].reason = "failed", "interrupted"
             group.save()
+            print(f"group {st.id}: interrupted; `osmeter kernels run --resume {st.id}` boots the kernels not "
+                  "stored yet", file=sys.stderr, flush=True)
             raise
         return _summary(st, done, store, machine)
     finally:
         store.close()
-        print(f"kernels {st.id}: state in {st.directory()}", file=sys.stderr, flush=True)
+        print(f"group {st.id}: state in {st.directory()}", file=sys.stderr, flush=True)
 
 
 def _summary(st: group_state.GroupState, done: dict[str, int], store: Store, machine: qemu.Machine) -> int:
     failed = [k for k in st.kernels if st.outcomes.get(k) and st.outcomes[k].status == "failed" and k not in done]
-    print(f"kernels {st.id}: {len(st.kernels) - len(failed)} of {len(st.kernels)} kernel(s) stored, "
-          f"{len(failed)} failed" + (" (emulated: TCG)" if machine.emulated else ""))
+    stored = len(st.kernels) - len(failed)
+    print(f"group {st.id}: {stored} of {len(st.kernels)} kernel(s) stored, {len(failed)} failed"
+          + (" (emulated: TCG)" if machine.emulated and stored else ""))
     errors = 0
     for k in st.kernels:
         o = st.outcomes.get(k) or group_state.KernelOutcome()
@@ -211,8 +220,8 @@ def _summary(st: group_state.GroupState, done: dict[str, int], store: Store, mac
         print(f"compare them: osmeter compare --by kernel --fleet {st.id}")
     sys.stdout.flush()
     if failed:
-        raise HostsFailed(f"kernels {st.id}: {len(failed)} kernel(s) failed; `osmeter kernels run --resume {st.id}` "
-                          "boots them again")
+        raise HostsFailed(f"group {st.id}: {len(failed)} kernel(s) failed; `osmeter kernels run --resume {st.id}` "
+                          "boots them again, with the group's kernels, benchmarks and VM")
     return EXIT_BENCH_ERRORS if errors else EXIT_OK
 
 
@@ -224,7 +233,8 @@ def check_command(args: argparse.Namespace) -> int:
     ok &= found is not None
     check = kvm.check(args.kvm_device)
     print(f"kvm: {'usable' if check.usable else 'not usable'}: {check.reason}")
-    print(f"accelerator: {'kvm' if check.usable else 'tcg (emulated: figures are the emulator’s)'}")
+    accel = "kvm" if check.usable else "tcg (emulated: the figures are the emulator's, not the kernels')"
+    print(f"accelerator: {accel}")
     try:
         guest = ProbeFinder({}, os.environ).probe_for(arch_named("x86-64"))
         print(f"guest probe: {guest.probe} (static x86-64, {guest.origin})")

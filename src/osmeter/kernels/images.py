@@ -207,12 +207,18 @@ def _download(package: str, directory: Path, run: Runner) -> Path:
     return debs[-1]
 
 
-def _fields(deb: Path, run: Runner) -> dict[str, str]:
-    out = _checked_run(run, [_tool("dpkg-deb"), "-f", str(deb), "Package", "Version", "Depends"], f"reading {deb}")
-    fields = {}
+def _fields(package: str, run: Runner) -> dict[str, str]:
+    """The candidate's Package, Version and Depends, from apt's lists (`apt-cache show`: nothing downloaded)."""
+    out = _checked_run(run, [_tool("apt-cache"), "show", "--no-all-versions", package], f"--kernel deb:{package}")
+    fields: dict[str, str] = {}
     for line in out.splitlines():
-        key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
+        if not line.strip():
+            break  # the first stanza
+        key, sep, value = line.partition(":")
+        if sep and not key.startswith(" "):
+            fields.setdefault(key.strip(), value.strip())
+    if "Package" not in fields or "Version" not in fields:
+        raise UsageError(f"--kernel deb:{package}: apt-cache show gave no Package and Version")
     return fields
 
 
@@ -226,28 +232,37 @@ def _image_dependency(depends: str) -> str | None:
 
 
 def _from_deb(spec: KernelSpec, root: Path, run: Runner, say: Callable[[str], None]) -> KernelImage:
+    """A metapackage is followed to the image package it depends on (apt's lists only); an image
+    package already unpacked in the cache is used as it is; else it is downloaded and unpacked."""
     root.mkdir(parents=True, exist_ok=True)
     package = spec.value
+    for _ in range(3):
+        fields = _fields(package, run)
+        name, version = fields["Package"], fields["Version"]
+        target = root / f"{name}_{version}".replace("/", "_").replace(":", "%")
+        found = _boot_files(target)
+        if found is None:
+            nxt = _image_dependency(fields.get("Depends", ""))
+            if nxt is not None:  # a metapackage
+                package = nxt
+                continue
+            found = _download_and_unpack(f"{name}={version}", target, root, run, say)
+        image, config = found
+        return load_image(spec, image, spec.config or config, f"deb {name} {version}")
+    raise UsageError(f"--kernel {spec.text}: no kernel image after following three packages' dependencies")
+
+
+def _download_and_unpack(package: str, target: Path, root: Path, run: Runner,
+                         say: Callable[[str], None]) -> tuple[Path, Path | None]:
     with tempfile.TemporaryDirectory(prefix="download.", dir=root) as tmp:
         os.chmod(tmp, 0o755)  # apt's _apt user writes the partial file
-        for _ in range(3):  # a metapackage, then the image it depends on
-            say(f"downloading {package} (apt-get download)")
-            deb = _download(package, Path(tmp), run)
-            fields = _fields(deb, run)
-            name, version = fields.get("Package", package), fields.get("Version", "unknown")
-            target = root / f"{name}_{version}".replace("/", "_").replace(":", "%")
-            found = _boot_files(target)
-            if found is None:
-                found = _unpack(deb, target, run)
-            if found is not None:
-                image, config = found
-                return load_image(spec, image, spec.config or config, f"deb {name} {version}")
-            nxt = _image_dependency(fields.get("Depends", ""))
-            if nxt is None:
-                raise UsageError(f"--kernel {spec.text}: {name} {version} holds no /boot/vmlinuz-* and depends on "
-                                 "no linux-image-* package")
-            package = nxt
-    raise UsageError(f"--kernel {spec.text}: no kernel image after following three packages' dependencies")
+        say(f"downloading {package} (apt-get download)")
+        deb = _download(package, Path(tmp), run)
+        found = _unpack(deb, target, run)
+    if found is None:
+        raise UsageError(f"--kernel deb:{package}: the package holds no /boot/vmlinuz-* and depends on no "
+                         "linux-image-* package")
+    return found
 
 
 def _boot_files(target: Path) -> tuple[Path, Path | None] | None:

@@ -8,13 +8,15 @@ import os
 import shutil
 
 from ..argtypes import positive_float, positive_int
+from .. import textsafe
 from ..errors import UsageError
 from . import kvm, qemu
 
 DEFAULT_MEMORY_MIB = 2048
 MAX_CPUS = 64
 BOOT_MARGIN_S = 120.0  # boot, init, power-off: seconds under TCG
-SLOWDOWN = {"tcg": 5.0, "kvm": 1.5}  # the guest's set-up (fork, files, calibration) against the host's
+SLOWDOWN = {"tcg": 2.0, "kvm": 1.5}  # the guest's sampling and set-up against the host's
+SETUP_S = 0.5  # an instance's set-up (processes, files, calibration) beyond its sampling time
 
 
 def cpu_list(text: str) -> tuple[int, ...]:
@@ -45,8 +47,14 @@ def add_vm_arguments(r: argparse.ArgumentParser) -> None:
                    help="host CPUs for the vCPU threads, one each (N,N,...), or none (default: the first "
                    "CPUs this process may use)")
     r.add_argument("--timeout", type=positive_float, metavar="S",
-                   help="seconds each kernel may take from boot to power-off (default: from the suite's size and "
-                   "time budget, with a margin; docs/kernels.md)")
+                   help="seconds each kernel may take from boot to power-off (default: from what the guest runs "
+                   "and its time budget, with a margin; docs/kernels.md)")
+
+
+def warn_tcg(why: str) -> None:
+    """The warning before guests boot under TCG."""
+    textsafe.say("warning", f"KVM is not used: {why}. The guests run under TCG, qemu's emulator: every result "
+                 "is flagged 'emulated', the emulator's figure, not the kernel's (docs/kernels.md)")
 
 
 def choose_accel(asked: str, check: kvm.KvmCheck) -> str:
@@ -58,18 +66,33 @@ def choose_accel(asked: str, check: kvm.KvmCheck) -> str:
     return "kvm"
 
 
+def host_memory_mib(meminfo: str = "/proc/meminfo") -> int | None:
+    try:
+        with open(meminfo) as f:
+            for line in f.read(65536).splitlines():
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def machine_of(args: argparse.Namespace, accel: str) -> qemu.Machine:
+    """The VM of --cpus, --memory, --append, --pin, checked against this machine."""
     allowed = sorted(os.sched_getaffinity(0))
     cpus = args.cpus or min(2, len(allowed))
     if cpus > MAX_CPUS:
         raise UsageError(f"--cpus {cpus}: at most {MAX_CPUS}")
     pin = args.pin if args.pin is not None else tuple(allowed[:cpus]) if len(allowed) >= cpus else ()
-    if pin and len(pin) != cpus:
-        raise UsageError(f"--pin gives {len(pin)} host CPU(s) for {cpus} vCPU(s): one each, or --pin none")
     if pin and not set(pin) <= set(allowed):
         raise UsageError(f"--pin {','.join(map(str, pin))}: this process may use CPUs {','.join(map(str, allowed))}")
-    return qemu.Machine(accel, cpus, args.memory or DEFAULT_MEMORY_MIB, qemu.check_append(args.append), pin,
-                        qemu_binary())
+    if pin and len(pin) != cpus:
+        raise UsageError(f"--pin gives {len(pin)} host CPU(s) for {cpus} vCPU(s): one each, or --pin none")
+    memory = args.memory or DEFAULT_MEMORY_MIB
+    total = host_memory_mib()
+    if total is not None and memory > total:
+        raise UsageError(f"--memory {memory}: this machine has {total} MiB")
+    return qemu.Machine(accel, cpus, memory, qemu.check_append(args.append), pin, qemu_binary())
 
 
 def qemu_binary() -> str:
@@ -80,6 +103,8 @@ def qemu_binary() -> str:
 
 
 def default_timeout(max_time: float | None, instances: int | None, repetitions: int, accel: str) -> float:
+    """Seconds a kernel may take: the boot's margin, then per repetition and instance its longest
+    sampling time (already the repetition's share) and its set-up, times the accelerator's slowdown."""
     if max_time is None or instances is None:
         return 4 * 3600.0
-    return round(BOOT_MARGIN_S + SLOWDOWN[accel] * repetitions * instances * (2 * max_time + 2.0))
+    return round(BOOT_MARGIN_S + SLOWDOWN[accel] * repetitions * instances * (max_time + SETUP_S))

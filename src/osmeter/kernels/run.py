@@ -63,6 +63,7 @@ class Group:
     out: IO[str] = field(default_factory=lambda: sys.stderr)
     resolve: Callable[[images.KernelSpec], images.KernelImage] | None = None
     state_root: Path | None = None
+    unit: str = "repetition"  # what a plan's command is, in progress lines ("part": the study's)
 
     def save(self) -> None:
         group_state.save(self.st, self.state_root)
@@ -114,7 +115,7 @@ class Group:
                                Path(tmp))
 
     def boot(self, kernel: str, image: images.KernelImage, commands: list[list[str]],
-             work: Path) -> "Booted | None":
+             work: Path, what: str = "") -> "Booted | None":
         """Steps 2 and 3: `commands` in one boot of `image` (None: failed, said)."""
         started = time.monotonic()
         try:
@@ -128,7 +129,7 @@ class Group:
         cmd = qemu.argv(self.machine, image.image, built.path, work)
         self.say(f"  {image.release} ({image.origin}): initramfs {built.size / 1e6:.1f} MB in {build_s:.2f} s; "
                  f"booting under {self.machine.accel.upper()}, {self.machine.cpus} vCPU(s), "
-                 f"{self.machine.memory_mib} MiB, within {self.st.timeout:g} s")
+                 f"{self.machine.memory_mib} MiB, within {self.st.timeout:g} s{what}")
         outcome = qemu.boot(cmd, work, self.st.timeout, self.machine.pin, tick=Progress(self).tick)
         decoded = channel.decode(outcome.channel)
         reason = failure(outcome, decoded, len(commands), self.st.timeout)
@@ -218,7 +219,7 @@ class Progress:
                 for out in c.stdout:
                     try:
                         rec = json.loads(out)
-                        line = f"command {index}: [{rec['index'] + 1}/{rec['total']}] {rec['bench']}"
+                        line = f"{self.group.unit} {index}: [{rec['index'] + 1}/{rec['total']}] {rec['bench']}"
                     except (ValueError, KeyError, TypeError):
                         pass
             if got.hello and not line:

@@ -108,7 +108,7 @@ def load(ref: str, root: Path | None = None) -> GroupState:
             raise UsageError(f"--resume: no kernels group to resume (none in {root}); start one without --resume")
         ref = ids[-1]
     if ref not in ids:
-        raise UsageError(f"--resume {ref}: no such kernels group in {root} (the latest: {', '.join(ids[-5:]) or 'none'})")
+        raise UsageError(f"--resume {ref}: no such kernels group in {root} (the latest: {', '.join(reversed(ids[-5:])) or 'none'})")
     path = root / ref / STATE_FILE
     try:
         return GroupState.from_json(json.loads(path.read_text()))

@@ -70,7 +70,9 @@ DESCRIPTION = ("The RT study as one stored run: rt.workload for every workload k
                "1 .. CPUs-1 memory read or write stressors on the other CPUs (N jobs per point), and rt.cyclic "
                "(cyclictest's wake-up latency) idle and under each stressed configuration; a table per "
                "configuration (average, median with its 95 % CI, variance, maximum, deadline misses), the "
-               "stressed / unstressed ratios of median, variance and maximum per kernel, and the figures.")
+               "stressed / unstressed ratios of median, variance and maximum per kernel, and the figures. With "
+               "--kernel K (once per OS kernel): the study inside a VM booting each, one run per OS kernel, the "
+               "tables side by side (docs/kernels.md).")
 OPS = ("read", "write")  # the study's memory stressors
 FULL_JOBS = 1000  # jobs per point, as the study
 QUICK_JOBS = 300

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Sequence
 
-from .. import outfile, textsafe
+from .. import outfile
 from ..errors import EXIT_OK, HostsFailed, UsageError
 from ..fmt import render_table
 from ..kernels import kvm
 from ..kernels import run as kernels_run
 from ..kernels import state as group_state
 from ..kernels.images import parse_spec
-from ..kernels.options import BOOT_MARGIN_S, SLOWDOWN, choose_accel, machine_of
+from ..kernels.options import BOOT_MARGIN_S, SLOWDOWN, choose_accel, machine_of, warn_tcg
 from ..report.figures.rt import CYCLIC, WORKLOAD, Config
 from ..store import open_store, resolve_location
 from ..sysinfo import rt_facts
@@ -41,6 +42,7 @@ from .rt_analysis import CYCLIC_TEXT, WORKLOAD_TEXT, cyclic_rows, workload_rows
 SIDE_TEXT = "rt-kernels.txt"
 MEDIAN, MAX, MISSES = WORKLOAD_TEXT.index("median"), WORKLOAD_TEXT.index("max"), WORKLOAD_TEXT.index("deadline misses")
 C_P99, C_MAX = CYCLIC_TEXT.index("p99"), CYCLIC_TEXT.index("max")
+FACTS = ("preemption", "realtime", "kernel_hz", "isolated_cpus", "nohz_full_cpus")  # each kernel's, above the tables
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,9 +77,7 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
         raise UsageError("a --kernel is given twice")
     plan = plan_for(machine.cpus)
     if machine.emulated:
-        textsafe.say("warning", f"KVM is not used ({check.reason if args.accel != 'tcg' else '--accel tcg'}): the "
-                     "guests run under TCG; every figure is the emulator's (flagged 'emulated'), not what the "
-                     "kernel delivers: the tables show that the study runs, not real-time latencies")
+        warn_tcg(check.reason if args.accel != "tcg" else "--accel tcg")
     first = [p for p in plan.parts if p.resolve is None]
     later = [p for p in plan.parts if p.resolve is not None]
     budget = sum(p.opts.max_time or 0 for p in plan.parts) + 2.0 * len(plan.parts)
@@ -95,6 +95,7 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
     try:
         with group_state.locked(st):
             group = kernels_run.make_group(st, store, machine, 1, guest)
+            group.unit = "part"
             group.save()
             params = {"study": "rt", "jobs": plan.jobs, "kernels": list(plan.kernels),
                       "configs": [c.label for c in plan.configs], "cyclic_s": plan.cyclic_s,
@@ -108,11 +109,11 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
                 if run_id is not None:
                     runs.append((image.release, run_id))
                     write_outputs(store, run_id, directory / image.release, plan)
-        text = side_by_side(store, runs, plan.configs, plan.kernels)
+        text = side_by_side(store, runs, plan.configs, plan.kernels, machine.emulated)
         outfile.write(directory / SIDE_TEXT, text)
         print(text, end="")
-        print(f"kernels {st.id}: {len(runs)} of {len(st.kernels)} kernel(s) stored; tables and figures per kernel "
-              f"in {directory}/RELEASE/, side by side in {directory / SIDE_TEXT}")
+        print(f"group {st.id}: {len(runs)} of {len(st.kernels)} kernel(s) stored"
+              + (" (emulated: TCG)" if machine.emulated and runs else "") + f"; per kernel: {directory}/RELEASE/")
     finally:
         store.close()
     failed = [k for k in st.kernels if st.outcomes.get(k) and st.outcomes[k].status == "failed"]
@@ -124,7 +125,8 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
 def _one_kernel(group: kernels_run.Group, kernel: str, image: Any, first: list, later: list,
                 params: dict[str, Any], tmp: Path) -> int | None:
     (tmp / "a").mkdir()
-    a = group.boot(kernel, image, [kernels_run.guest_argv(p.opts) for p in first], tmp / "a")
+    a = group.boot(kernel, image, [kernels_run.guest_argv(p.opts) for p in first], tmp / "a",
+                   f" (boot 1 of {2 if later else 1}: the parts that need nothing measured first)")
     if a is None:
         return None
     boots = [a]
@@ -132,7 +134,8 @@ def _one_kernel(group: kernels_run.Group, kernel: str, image: Any, first: list, 
         done = SimpleNamespace(results=_results(a.outputs))
         resolved = [p.resolve(done) for p in later]
         (tmp / "b").mkdir()
-        b = group.boot(kernel, image, [kernels_run.guest_argv(o) for o in resolved], tmp / "b")
+        b = group.boot(kernel, image, [kernels_run.guest_argv(o) for o in resolved], tmp / "b",
+                       " (boot 2 of 2: the stressed workload parts, at the periods boot 1 measured)")
         if b is None:
             return None
         boots.append(b)
@@ -140,10 +143,13 @@ def _one_kernel(group: kernels_run.Group, kernel: str, image: Any, first: list, 
 
 
 def side_by_side(store: Any, runs: Sequence[tuple[str, int]], configs: Sequence[Config],
-                 kernels: Sequence[str]) -> str:
+                 kernels: Sequence[str], emulated: bool) -> str:
     """The workload and cyclic tables with one group of columns per booted kernel."""
     if not runs:
         return "no kernel's study was stored\n"
+    caveat = (textwrap.fill("EMULATED (TCG, no KVM): every figure below is qemu's emulator's, not the kernel's; "
+                            "the tables show that the study runs on each kernel, not their real-time latency "
+                            "(docs/kernels.md)", 100) + "\n\n" if emulated else "")
     results = {release: store.results(run_id) for release, run_id in runs}
     head = ["workload", "configuration"]
     for release, _ in runs:
@@ -169,8 +175,8 @@ def side_by_side(store: Any, runs: Sequence[tuple[str, int]], configs: Sequence[
             row += [t[C_P99], t[C_MAX]]
         crows.append(row)
     right = [False, False] + [True] * (3 * len(runs))
-    facts = "; ".join(f"{rel}: " + ", ".join(f"{k} {v}" for k, v in rt_facts(store.run(str(run_id)).machine))
+    facts = "\n".join(f"  {rel}: " + ", ".join(f"{k} {v}" for k, v in rt_facts(store.run(str(run_id)).machine) if k in FACTS)
                       for rel, run_id in runs)
-    return (f"kernels: {facts}\n\n{WORKLOAD}, execution time per job (us), side by side\n" + render_table(head, rows, right) + "\n\n"
+    return (f"{caveat}kernels:\n{facts}\n\n{WORKLOAD}, execution time per job (us), side by side\n" + render_table(head, rows, right) + "\n\n"
             f"{CYCLIC}: wake-up latency (us), side by side\n"
             + render_table(chead, crows, [False] + [True] * (2 * len(runs))) + "\n")
