@@ -36,7 +36,7 @@ from ..runner import SUITES, RunOptions, probe_argv
 from ..store import ENV_STORE, describe, open_store, resolve_location
 from ..store.base import Store
 from ..store.urls import scheme_without_slashes
-from .options import add_store_option, positive_float, positive_int
+from .options import add_budget_options, add_store_option, positive_float, positive_int
 from .run import param_assignment
 
 NAME = "fleet"
@@ -71,12 +71,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help=f"hosts at a time (default {DEFAULT_FORKS})")
     r.add_argument("--resume", nargs="?", const=fleet_state.LATEST, metavar="FLEET_ID",
                    help="run only the hosts with no complete run in fleet run FLEET_ID (default: the latest)")
-    r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per host (as for `osmeter run`)")
-    r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
-    r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
-    r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
-    r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
-    r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as for `osmeter run`")
+    add_budget_options(r, "host")
     r.add_argument("--profile", action="store_const", const=True, default=None,
                    help="also sample each benchmark's timed region and store the profile with its result, "
                    "as `osmeter run --profile` (for compare --explain); a host where sampling is impossible "

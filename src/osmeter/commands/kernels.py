@@ -29,7 +29,7 @@ from ..runner import SUITES, RunOptions
 from ..store import open_store, resolve_location
 from ..store.base import Store
 from .fleet import kept_store, check_probe_arguments
-from .options import add_store_option, positive_float, positive_int
+from .options import add_budget_options, add_store_option
 from .run import param_assignment
 
 NAME = "kernels"
@@ -65,12 +65,7 @@ def add_run_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--suite", choices=SUITES, help=f"the suite each guest runs (default {DEFAULT_SUITE})")
     r.add_argument("--param", action="append", default=[], type=param_assignment, metavar="KEY=VALUE",
                    help="a parameter, as for `osmeter run`")
-    r.add_argument("--repeat", type=positive_int, metavar="R", help="repetitions per kernel (as `osmeter run`)")
-    r.add_argument("--min-time", type=positive_float, metavar="S", help="minimum time per benchmark, seconds")
-    r.add_argument("--max-time", type=positive_float, metavar="S", help="maximum time per benchmark, seconds")
-    r.add_argument("--min-samples", type=positive_int, metavar="N", help="minimum samples per benchmark")
-    r.add_argument("--max-samples", type=positive_int, metavar="N", help="maximum samples per benchmark")
-    r.add_argument("--target-rse", type=positive_float, metavar="R", help="target precision, as `osmeter run`")
+    add_budget_options(r, "kernel")
     r.add_argument("--label", help="a label for every run of the group")
     r.add_argument("--resume", nargs="?", const=group_state.LATEST, metavar="GROUP_ID",
                    help="boot only the kernels of group GROUP_ID (default: the latest) with no complete run yet")

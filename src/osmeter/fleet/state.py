@@ -39,14 +39,15 @@ ID_PATTERN = re.compile(r"fleet-\d{8}T\d{6}Z-[0-9a-f]{4}")
 LATEST = "latest"
 
 
-def new_id(now: datetime | None = None) -> str:
+def new_id(now: datetime | None = None, prefix: str = "fleet") -> str:
+    """`PREFIX-YYYYmmddTHHMMSSZ-xxxx` (a kernels group's prefix is `kernels`)."""
     now = now or datetime.now(timezone.utc)
-    return f"fleet-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+    return f"{prefix}-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
 
 
-def state_root(env: Mapping[str, str] = os.environ) -> Path:
+def state_root(env: Mapping[str, str] = os.environ, kind: str = "fleet") -> Path:
     base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
-    return Path(base) / "osmeter" / "fleet"
+    return Path(base) / "osmeter" / kind
 
 
 @dataclass
@@ -83,12 +84,16 @@ class FleetState:
 
 def save(state: FleetState, root: Path | None = None) -> Path:
     """Write the state atomically (a temporary file renamed over the old one)."""
-    directory = (root or state_root()) / state.id
+    return write_state(state.to_json(), (root or state_root()) / state.id)
+
+
+def write_state(doc: Mapping[str, Any], directory: Path) -> Path:
+    """`doc` as directory/state.json, atomically (a temporary file renamed over the old one)."""
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".state.", dir=directory)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(state.to_json(), f, indent=1, sort_keys=True)
+            json.dump(doc, f, indent=1, sort_keys=True)
             f.write("\n")
         os.replace(tmp, directory / STATE_FILE)
     except BaseException:

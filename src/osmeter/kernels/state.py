@@ -21,14 +21,13 @@ import fcntl
 import json
 import os
 import re
-import secrets
-import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import UsageError
+from ..fleet import state as fleet_state
 from ..store.base import Store
 
 STATE_FILE = "state.json"
@@ -37,13 +36,11 @@ LATEST = "latest"
 
 
 def new_id(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
-    return f"kernels-{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(2)}"
+    return fleet_state.new_id(now, prefix="kernels")
 
 
 def state_root(env: Mapping[str, str] = os.environ) -> Path:
-    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
-    return Path(base) / "osmeter" / "kernels"
+    return fleet_state.state_root(env, kind="kernels")
 
 
 @dataclass
@@ -85,18 +82,7 @@ class GroupState:
 
 
 def save(state: GroupState, root: Path | None = None) -> Path:
-    directory = state.directory(root)
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".state.", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(state.to_json(), f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, directory / STATE_FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return directory / STATE_FILE
+    return fleet_state.write_state(state.to_json(), state.directory(root))
 
 
 def load(ref: str, root: Path | None = None) -> GroupState:
