@@ -364,7 +364,14 @@ def test_resume_of_an_unknown_group(cli, tmp_path: Path, monkeypatch: pytest.Mon
 def test_check_command_says_accelerator(cli, tmp_path: Path) -> None:
     out = cli("kernels", "check", "--kvm-device", str(tmp_path / "kvm"))
     assert "kvm: not usable" in out.out and "does not exist" in out.out and "accelerator: tcg" in out.out
-    assert out.code in (0, 9)  # 9: qemu or the guest's probe missing here
+    assert out.code in (0, 9)  # 9: qemu or the guest's probe missing here, said as an error
+    assert (out.code == 9) == ("error: kernels cannot boot here" in out.err)
+
+
+def test_check_command_without_a_probe_is_an_error(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OSMETER_PROBE", "/nonexistent/osmeter-probe")
+    out = cli("kernels", "check")
+    assert out.code == 9 and "error: kernels cannot boot here" in out.err and "guest probe:" in out.out
 
 
 def test_guest_lines_keep_what_is_not_a_record_for_ingest_to_refuse() -> None:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .. import textsafe
-from ..errors import EXIT_BENCH_ERRORS, EXIT_DEPENDENCY, EXIT_OK, HostsFailed, ProbeError, UsageError
+from ..errors import EXIT_BENCH_ERRORS, EXIT_OK, HostsFailed, MissingDependencyError, ProbeError, UsageError
 from ..fleet.probes import ProbeFinder, arch_named
 from ..kernels import images, kvm, qemu
 from ..kernels import options as kernels_options
@@ -222,10 +222,11 @@ def _summary(st: group_state.GroupState, done: dict[str, int], store: Store, mac
 
 def check_command(args: argparse.Namespace) -> int:
     """`osmeter kernels check`: qemu, KVM, the guest probe; exit 0 when kernels can boot (under KVM or TCG)."""
-    ok = True
+    missing = []
     found = shutil.which(qemu.QEMU)
     print(f"qemu: {found or 'not found (Debian: apt-get install qemu-system-x86)'}")
-    ok &= found is not None
+    if found is None:
+        missing.append(qemu.QEMU)
     check = kvm.check(args.kvm_device)
     print(f"kvm: {'usable' if check.usable else 'not usable'}: {check.reason}")
     accel = "kvm" if check.usable else "tcg (emulated: the figures are the emulator's, not the kernels')"
@@ -235,5 +236,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"guest probe: {guest.probe} (static x86-64, {guest.origin})")
     except ProbeError as e:
         print(f"guest probe: {textsafe.line(e.message)}")
-        ok = False
-    return EXIT_OK if ok else EXIT_DEPENDENCY
+        missing.append("a static x86-64 osmeter-probe")
+    sys.stdout.flush()
+    if missing:
+        raise MissingDependencyError(f"kernels cannot boot here: {' and '.join(missing)} missing (above)")
+    return EXIT_OK
