@@ -146,7 +146,9 @@ def test_panic_and_hang_reported_with_console(kernel_env: dict[str, str], append
 
 
 def test_resume_boots_only_the_kernel_not_stored(kernel_env: dict[str, str]) -> None:
-    """Interrupted (SIGTERM) once the first of two kernels is stored: --resume boots the second alone."""
+    """Interrupted (SIGTERM) once the first of two kernels is stored (its work directory being removed
+    then: the removal is not cut short): --resume boots the second alone."""
+    before = set(Path("/tmp").glob("osmeter-kernel.*"))
     proc = subprocess.Popen(osmeter_command("kernels", "run", "--kernel", STD, "--kernel", RT, "syscall.null", *TINY),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kernel_env)
     seen = []
@@ -164,7 +166,7 @@ def test_resume_boots_only_the_kernel_not_stored(kernel_env: dict[str, str]) -> 
             proc.communicate()
     err = "".join(seen) + err
     assert proc.returncode == 143, out + err
-    assert "--resume" in err
+    assert "--resume" in err and set(Path("/tmp").glob("osmeter-kernel.*")) <= before
     group = group_of(subprocess.CompletedProcess([], 0, out, err))
     again = osmeter(kernel_env, "kernels", "run", "--resume", group)
     assert again.returncode == 0, again.stdout + again.stderr

@@ -393,3 +393,30 @@ def test_a_guest_writing_without_end_is_stopped(tmp_path: Path, monkeypatch: pyt
     out = qemu.boot([sys.executable, "-c", script], tmp_path, 60)
     assert out.status == "too-much" and time.monotonic() - started < 30
     assert "more than 1 MiB" in kr.failure(out, channel.decode(b""), 1, 60)
+
+
+def test_cleanup_is_not_cut_short_by_a_signal(tmp_path: Path) -> None:
+    """A SIGTERM that comes while a work directory is removed is raised after it is gone."""
+    import signal as sig
+
+    from osmeter.kernels import cleanup
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_):
+        raise Stop
+
+    old = sig.signal(sig.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            with cleanup.work_dir("w.", tmp_path) as w:
+                (w / "f").write_text("x")
+                with cleanup.deferred():
+                    os.kill(os.getpid(), sig.SIGTERM)  # held back: the block goes on
+                    made = w / "g"
+                    made.write_text("y")
+                assert False, "the signal is raised when the deferred block ends"  # pragma: no cover
+        assert not list(tmp_path.glob("w.*"))
+    finally:
+        sig.signal(sig.SIGTERM, old)

@@ -27,13 +27,13 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 from ..errors import UsageError
 from ..inputs import MIB, read_bounded
+from .cleanup import work_dir
 
 MAX_IMAGE_BYTES = 256 * MIB
 MAX_CONFIG_BYTES = 16 * MIB
@@ -254,10 +254,10 @@ def _from_deb(spec: KernelSpec, root: Path, run: Runner, say: Callable[[str], No
 
 def _download_and_unpack(package: str, target: Path, root: Path, run: Runner,
                          say: Callable[[str], None]) -> tuple[Path, Path | None]:
-    with tempfile.TemporaryDirectory(prefix="download.", dir=root) as tmp:
+    with work_dir("download.", root) as tmp:
         os.chmod(tmp, 0o755)  # apt's _apt user writes the partial file
         say(f"downloading {package} (apt-get download)")
-        deb = _download(package, Path(tmp), run)
+        deb = _download(package, tmp, run)
         found = _unpack(deb, target, run)
     if found is None:
         raise UsageError(f"--kernel deb:{package}: the package holds no /boot/vmlinuz-* and depends on no "
@@ -279,8 +279,7 @@ def _unpack(deb: Path, target: Path, run: Runner) -> tuple[Path, Path | None] | 
     listing = _checked_run(run, [_tool("dpkg-deb"), "-c", str(deb)], f"listing {deb}")
     if not re.search(r"\./boot/vmlinuz-", listing):
         return None
-    partial = Path(tempfile.mkdtemp(prefix=".unpack.", dir=target.parent))
-    try:
+    with work_dir(".unpack.", target.parent) as partial:
         fsys = subprocess.Popen([_tool("dpkg-deb"), "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
         try:
             _checked_run(lambda argv, **kw: subprocess.run(argv, stdin=fsys.stdout, **kw),
@@ -291,8 +290,5 @@ def _unpack(deb: Path, target: Path, run: Runner) -> tuple[Path, Path | None] | 
             fsys.wait(timeout=APT_TIMEOUT_S)
         if target.exists():
             shutil.rmtree(target)
-        partial.rename(target)
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial, ignore_errors=True)
+        partial.rename(target)  # the work directory's removal then finds nothing
     return _boot_files(target)

@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 
 from .. import textsafe
 from ..errors import UsageError
+from . import cleanup
 
 QEMU = "qemu-system-x86_64"
 BASE_APPEND = ("console=ttyS0", "panic=-1", "osmeter.channel=/dev/ttyS1")
@@ -209,19 +210,20 @@ def boot(cmd: list[str], workdir: Path, timeout: float, pin: Sequence[int] = (),
     """Run qemu `cmd` (from argv(...)) until it exits or `timeout` s pass; never leaves it running.
     `tick` is called with the channel's path about once a second (progress)."""
     start = time.monotonic()
-    log = open(workdir / "qemu.log", "wb")
-    try:
+    proc: subprocess.Popen | None = None
+    with open(workdir / "qemu.log", "wb") as log:
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=workdir)
-        except OSError as e:
-            return BootOutcome("no-start", None, 0.0, b"", [], f"cannot start {cmd[0]}: {e.strerror}")
-        try:
+            with cleanup.deferred():  # qemu started and known, or neither
+                try:
+                    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True, cwd=workdir)
+                except OSError as e:
+                    return BootOutcome("no-start", None, 0.0, b"", [], f"cannot start {cmd[0]}: {e.strerror}")
             return _supervise(proc, workdir, timeout, pin, tick, start)
         finally:
-            _kill(proc)
-    finally:
-        log.close()
+            if proc is not None:
+                with cleanup.deferred():
+                    _kill(proc)
 
 
 def _supervise(proc: subprocess.Popen, workdir: Path, timeout: float, pin: Sequence[int],

@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from ..recorder import RunContext
 from ..runner import RunOptions, probe_argv
 from ..store.base import Store
 from ..sysinfo import probe_sysinfo
-from . import channel, images, initramfs, qemu
+from . import channel, cleanup, images, initramfs, qemu
 from . import state as group_state
 
 
@@ -108,11 +107,10 @@ class Group:
         image = self.image_of(index, kernel)
         if image is None:
             return
-        with tempfile.TemporaryDirectory(prefix="osmeter-kernel.") as tmp:
-            booted = self.boot(kernel, image, self.st.commands, Path(tmp))
+        with cleanup.work_dir("osmeter-kernel.") as tmp:
+            booted = self.boot(kernel, image, self.st.commands, tmp)
             if booted is not None:
-                self.store_run(kernel, image, [booted], {**self.st.probe_options, "repeat": self.repetitions},
-                               Path(tmp))
+                self.store_run(kernel, image, [booted], {**self.st.probe_options, "repeat": self.repetitions}, tmp)
 
     def boot(self, kernel: str, image: images.KernelImage, commands: list[list[str]],
              work: Path, what: str = "") -> "Booted | None":

@@ -19,7 +19,6 @@ the tables show what runs, not what an RT kernel delivers.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +29,7 @@ from .. import outfile
 from ..errors import EXIT_OK, HostsFailed, UsageError
 from ..fmt import render_table
 from ..kernels import kvm
+from ..kernels.cleanup import work_dir
 from ..kernels import run as kernels_run
 from ..kernels import state as group_state
 from ..kernels.images import parse_spec
@@ -104,8 +104,8 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
                 image = group.image_of(i, kernel)
                 if image is None:
                     continue
-                with tempfile.TemporaryDirectory(prefix="osmeter-rt-vm.") as tmp:
-                    run_id = _one_kernel(group, kernel, image, first, later, params, Path(tmp))
+                with work_dir("osmeter-rt-vm.") as tmp:
+                    run_id = _one_kernel(group, kernel, image, first, later, params, tmp)
                 if run_id is not None:
                     runs.append((image.release, run_id))
                     write_outputs(store, run_id, directory / image.release, plan)
