@@ -165,7 +165,7 @@ static void mount_one(struct init_state *st, const char *type, const char *dir, 
 		     errno == EBUSY ? " (already mounted there)" : "");
 }
 
-/* fds 0, 1 and 2 open (the console, else /dev/null, else a placeholder),
+/* fds 0, 1 and 2 open (the console, else /dev/null, else the root directory),
  * so that no file init opens lands on stdout or stderr. */
 static void std_fds(void)
 {

@@ -101,7 +101,7 @@ def check_kernels(kernels: list[str]) -> None:
             images.resolve(spec)
 
 
-def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> tuple[group_state.GroupState, int]:
+def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) -> group_state.GroupState:
     if args.suite and args.names:
         raise UsageError("give benchmark names or --suite, not both")
     suite = args.suite if args.suite or args.names else DEFAULT_SUITE
@@ -117,7 +117,7 @@ def new_group(args: argparse.Namespace, machine: qemu.Machine, location: str) ->
         machine={"accel": machine.accel, "cpus": machine.cpus, "memory_mib": machine.memory_mib,
                  "append": list(machine.append), "pin": list(machine.pin)},
         timeout=timeout, store=kept_store(location), label=args.label)
-    return st, opts.repetitions
+    return st
 
 
 def resumed_group(args: argparse.Namespace) -> group_state.GroupState:
@@ -150,10 +150,9 @@ def run(args: argparse.Namespace) -> int:
     accel = choose_accel(st.machine["accel"] if st else args.accel, check)
     if st is None:
         location = resolve_location(args.store)
-        st, repetitions = new_group(args, machine_of(args, accel), location)
+        st = new_group(args, machine_of(args, accel), location)
     else:
         location = resolve_location(args.store) if args.store else st.store
-        repetitions = len(st.commands)
         if st.machine["accel"] == "kvm" and accel != "kvm":
             raise UsageError(f"--resume {st.id}: the group was booted under KVM, which does not work now: "
                              f"{check.reason}")
@@ -163,10 +162,10 @@ def run(args: argparse.Namespace) -> int:
         kernels_options.warn_tcg("--accel tcg" if args.accel == "tcg" else check.reason)
     guest = kernels_run.guest_probe()
     with group_state.locked(st):
-        return _attempt(st, machine, location, repetitions, resuming, guest)
+        return _attempt(st, machine, location, resuming, guest)
 
 
-def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, repetitions: int,
+def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str,
              resuming: bool, guest: kernels_run.GuestProbe) -> int:
     store = open_store(location, create=True)
     try:
@@ -175,7 +174,7 @@ def _attempt(st: group_state.GroupState, machine: qemu.Machine, location: str, r
         print(f"group {st.id}: {len(todo)} kernel(s) to boot" + (f", {len(done)} stored before" if done else "")
               + f"; each within {st.timeout:g} s (--timeout)", file=sys.stderr, flush=True)
         st.attempts += 1
-        group = kernels_run.make_group(st, store, machine, repetitions, guest)
+        group = kernels_run.make_group(st, store, machine, guest)
         group.save()
         for k in todo:
             st.outcomes.setdefault(k, group_state.KernelOutcome()).status = "pending"

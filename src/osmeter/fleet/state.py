@@ -130,29 +130,42 @@ def locked(fleet_id: str, resuming: bool, root: Path | None = None) -> Iterator[
         os.close(fd)
 
 
-def known_ids(root: Path | None = None) -> list[str]:
-    """Ids of the fleet runs with a state file, oldest first."""
+def known_ids(root: Path | None = None, pattern: re.Pattern[str] = ID_PATTERN) -> list[str]:
+    """Ids (of fleet runs, or `pattern`'s) with a state file, oldest first."""
     root = root or state_root()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if ID_PATTERN.fullmatch(p.name) and (p / STATE_FILE).is_file())
+    return sorted(p.name for p in root.iterdir() if pattern.fullmatch(p.name) and (p / STATE_FILE).is_file())
 
 
 def load(ref: str, root: Path | None = None) -> FleetState:
     """The state of fleet run `ref` (an id, or `latest`); UsageError if there is none."""
     root = root or state_root()
-    ids = known_ids(root)
+    ref, doc = read_state(ref, root, ID_PATTERN, "fleet run")
+    try:
+        return FleetState.from_json(doc)
+    except (KeyError, TypeError) as e:
+        raise UsageError(f"--resume {ref}: cannot read {root / ref / STATE_FILE}: {e}") from None
+
+
+def read_state(ref: str, root: Path, pattern: re.Pattern[str], what: str) -> tuple[str, Mapping[str, Any]]:
+    """The id `ref` names (an id, or `latest`) under `root` and its state document (a fleet run's,
+    or a kernels group's: `what` names it); UsageError when there is none or it cannot be read."""
+    ids = known_ids(root, pattern)
     if ref == LATEST:
         if not ids:
-            raise UsageError(f"--resume: no fleet run to resume (none in {root}); start one without --resume")
+            raise UsageError(f"--resume: no {what} to resume (none in {root}); start one without --resume")
         ref = ids[-1]
     if ref not in ids:
-        shown = ", ".join(ids[-5:]) or "none"
-        raise UsageError(f"--resume {ref}: no such fleet run in {root} (the latest: {shown})")
+        shown = ", ".join(reversed(ids[-5:])) or "none"
+        raise UsageError(f"--resume {ref}: no such {what} in {root} (the latest: {shown})")
     path = root / ref / STATE_FILE
     try:
-        return FleetState.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        return ref, doc
+    except (OSError, ValueError) as e:
         raise UsageError(f"--resume {ref}: cannot read {path}: {e}") from None
 
 

@@ -30,7 +30,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from .. import textsafe
 from ..errors import OsmeterError
@@ -58,14 +58,11 @@ class Group:
     probe: bytes  # the static probe (the guest's /init)
     helper: bytes | None
     host_machine: dict[str, Any]  # the host's own sysinfo
-    repetitions: int
     out: IO[str] = field(default_factory=lambda: sys.stderr)
-    resolve: Callable[[images.KernelSpec], images.KernelImage] | None = None
-    state_root: Path | None = None
     unit: str = "repetition"  # what a plan's command is, in progress lines ("part": the study's)
 
     def save(self) -> None:
-        group_state.save(self.st, self.state_root)
+        group_state.save(self.st)
 
     def say(self, text: str) -> None:
         self.out.write(textsafe.terminal(text) + "\n")
@@ -76,7 +73,7 @@ class Group:
         o.status, o.reason, o.run_id = "failed", reason, None
         if log is not None and log.is_file():
             n = self.st.kernels.index(kernel) + 1 if kernel in self.st.kernels else 0
-            kept = self.st.directory(self.state_root) / f"{n}.console.log"
+            kept = self.st.directory() / f"{n}.console.log"
             kept.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(log, kept)
             o.console_log = str(kept)
@@ -92,7 +89,7 @@ class Group:
         self.say(f"[{index}/{len(self.st.kernels)}] {kernel}")
         try:
             spec = images.parse_spec(kernel)
-            image = (self.resolve or (lambda s: images.resolve(s, say=lambda t: self.say(f"  {t}"))))(spec)
+            image = images.resolve(spec, say=lambda t: self.say(f"  {t}"))
         except OsmeterError as e:
             self.fail(kernel, e.message)
             return None
@@ -110,7 +107,7 @@ class Group:
         with cleanup.work_dir("osmeter-kernel.") as tmp:
             booted = self.boot(kernel, image, self.st.commands, tmp)
             if booted is not None:
-                self.store_run(kernel, image, [booted], {**self.st.probe_options, "repeat": self.repetitions}, tmp)
+                self.store_run(kernel, image, [booted], {**self.st.probe_options, "repeat": len(self.st.commands)}, tmp)
 
     def boot(self, kernel: str, image: images.KernelImage, commands: list[list[str]],
              work: Path, what: str = "") -> "Booted | None":
@@ -312,9 +309,8 @@ def guest_probe() -> GuestProbe:
                       machine_of(host_doc))
 
 
-def make_group(st: group_state.GroupState, store: Store, machine: qemu.Machine, repetitions: int,
-               guest: GuestProbe) -> Group:
-    return Group(st, store, machine, guest.probe, guest.helper, guest.host_machine, repetitions)
+def make_group(st: group_state.GroupState, store: Store, machine: qemu.Machine, guest: GuestProbe) -> Group:
+    return Group(st, store, machine, guest.probe, guest.helper, guest.host_machine)
 
 
 def machine_of(doc: dict[str, Any]) -> dict[str, Any]:

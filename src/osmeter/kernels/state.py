@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -86,20 +85,13 @@ def save(state: GroupState, root: Path | None = None) -> Path:
 
 
 def load(ref: str, root: Path | None = None) -> GroupState:
+    """The state of group `ref` (an id, or `latest`); UsageError if there is none."""
     root = root or state_root()
-    ids = sorted(p.name for p in root.iterdir() if ID_PATTERN.fullmatch(p.name) and (p / STATE_FILE).is_file()) \
-        if root.is_dir() else []
-    if ref == LATEST:
-        if not ids:
-            raise UsageError(f"--resume: no kernels group to resume (none in {root}); start one without --resume")
-        ref = ids[-1]
-    if ref not in ids:
-        raise UsageError(f"--resume {ref}: no such kernels group in {root} (the latest: {', '.join(reversed(ids[-5:])) or 'none'})")
-    path = root / ref / STATE_FILE
+    ref, doc = fleet_state.read_state(ref, root, ID_PATTERN, "kernels group")
     try:
-        return GroupState.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UsageError(f"--resume {ref}: cannot read {path}: {e}") from None
+        return GroupState.from_json(doc)
+    except (KeyError, TypeError) as e:
+        raise UsageError(f"--resume {ref}: cannot read {root / ref / STATE_FILE}: {e}") from None
 
 
 def done_kernels(store: Store, state: GroupState) -> dict[str, int]:

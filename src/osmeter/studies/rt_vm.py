@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, plan_for: Any, write_outputs: Any, directory: 
     runs: list[tuple[str, int]] = []
     try:
         with group_state.locked(st):
-            group = kernels_run.make_group(st, store, machine, 1, guest)
+            group = kernels_run.make_group(st, store, machine, guest)
             group.unit = "part"
             group.save()
             params = {"study": "rt", "jobs": plan.jobs, "kernels": list(plan.kernels),
