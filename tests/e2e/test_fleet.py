@@ -60,9 +60,14 @@ def _runs(store: Path) -> list:
         s.close()
 
 
-def _nothing_left_behind() -> None:
+def _nothing_left_behind(remote_wait_s: float = 0.0) -> None:
+    """`remote_wait_s`: how long a host that dropped may take to notice
+    (its script's next dot fails, every 2 s) and remove its own directory."""
     tmp = Path(tempfile.gettempdir())
     assert list(tmp.glob("osmeter-fleet.*")) == []  # ansible-runner's private directories
+    deadline = time.monotonic() + remote_wait_s
+    while list(tmp.glob("osmeter-fleet-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert list(tmp.glob("osmeter-fleet-*")) == []  # the hosts' temporary directories (their /tmp is ours)
     from osmeter.fleet.ansible import processes_naming
 
@@ -140,7 +145,7 @@ def test_a_host_that_drops_is_reported_and_resumed(hosts, probe, tmp_path, store
     assert f"--resume {fleet_id}" in err
     runs = [run for run in _runs(store_path) if run.fleet == fleet_id]
     assert sorted(run.host for run in runs) == ["host1", "host3"]
-    _nothing_left_behind()
+    _nothing_left_behind(remote_wait_s=20)  # the dropped host stops its probe and removes its directory itself
     shown = _osmeter(probe, "report", "--fleet", fleet_id, "--format", "txt")  # the failed host is in the report
     assert shown.returncode == 0 and "3 hosts: 2 complete, 0 incomplete, 1 failed" in shown.stdout, shown.stderr
     assert f"{victim.name}: failed, no run stored: unreachable" in shown.stdout

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 
 import io
+import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -339,3 +341,31 @@ def test_the_remote_script_stops_the_probe_and_removes_its_directory(tmp_path, p
     proc.send_signal(1)  # SIGHUP: the connection went away
     assert proc.wait(timeout=20) == 129
     assert not work.exists()
+
+
+@pytest.mark.slow  # waits for the heartbeat; CI runs it
+def test_the_remote_script_stops_when_its_connection_closes_without_a_hang_up(tmp_path, probe) -> None:
+    """An sshd killed with SIGKILL sends no SIGHUP: the script's stdout pipe
+    just has no reader. Its next dot (every 2 s) fails and the script stops
+    the probe and removes the directory. Before: the heartbeat's subshell
+    died of SIGPIPE without a word and the probe ran its whole suite, its
+    directory there meanwhile (CI, 2026-11-29: tests/e2e/test_fleet.py's
+    dropped host left /tmp/osmeter-fleet-*)."""
+    work = tmp_path / "remote"
+    work.mkdir()
+    shutil.copy(probe, work / "osmeter-probe")
+    head, tail = plays.run_command(["run", "cpu.call", "--min-time", "30", "--max-time", "60", "--quiet"], 1)
+    proc = subprocess.Popen(f"exec {head} {work} {tail}", shell=True, stdout=subprocess.PIPE,
+                            start_new_session=True)  # its own group: a failure kills the probe too
+    try:
+        deadline = time.monotonic() + 10
+        while not (work / "rep-1.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.stdout is not None
+        proc.stdout.close()  # the connection is gone; no signal comes
+        assert proc.wait(timeout=20) == 143  # its heartbeat's SIGTERM, well before the probe's 30 s
+        assert not work.exists()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

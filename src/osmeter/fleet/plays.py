@@ -20,7 +20,11 @@ and the tail of that stderr, and exits 3. It is run by Ansible's `raw`
 module, so the host needs no Python for it, and it must not outlive the
 connection: a hang-up, SIGINT, SIGTERM or a write to a connection that is
 gone (a dot every 2 s) stops the probe (SIGTERM; it cleans up after itself)
-and removes the directory; the probe also gets --die-with-parent. The
+and removes the directory; the probe also gets --die-with-parent. The dot's
+subshell ignores SIGPIPE, so its write fails and it signals the script: a
+subshell's traps reset to the default, and SIGPIPE's default would end it
+silently, leaving the probe to run its whole suite on a host whose
+connection had dropped without a hang-up (an sshd that was killed). The
 probe's TMPDIR is a work directory of the script's own (`tmp` in the
 remote directory), removed on every way out of the script: what a probe
 killed with SIGKILL leaves there (its `osmeter-probe.*` directories) goes
@@ -67,7 +71,7 @@ trap 'rm -rf "$w"' EXIT
 trap 'stop 129' HUP; trap 'stop 130' INT; trap 'stop 143' TERM; trap 'stop 141' PIPE
 mkdir -m 700 "$w" || exit 3
 TMPDIR=$w; export TMPDIR
-( while sleep 2; do printf . 2>/dev/null || { kill -TERM $$ 2>/dev/null; exit 0; }; done ) & hb=$!
+( trap '' PIPE; while sleep 2; do printf . 2>/dev/null || { kill -TERM $$ 2>/dev/null; exit 0; }; done ) & hb=$!
 i=0
 while [ "$i" -lt "$n" ]; do
   i=$((i + 1))
