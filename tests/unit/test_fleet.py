@@ -6,6 +6,7 @@ lines made from ansible-runner's events. (Real hosts: tests/e2e/test_fleet.py.)"
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 import io
 import os
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -323,24 +325,75 @@ def test_a_probe_killed_by_a_signal_is_said_so() -> None:
     assert text == "the probe failed in repetition 1 of 1: killed by signal 9"
 
 
+def _remote_dir(tmp_path: Path, probe: str) -> Path:
+    work = tmp_path / "remote"
+    work.mkdir()
+    shutil.copy(probe, work / "osmeter-probe")
+    return work
+
+
+@contextlib.contextmanager
+def _long_remote_script(work: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """The run task's script on a 30 s probe, in a session of its own (a
+    failing test kills the probe too), once the probe has started its output."""
+    head, tail = plays.run_command(["run", "cpu.call", "--min-time", "30", "--max-time", "60", "--quiet"], 1)
+    proc = subprocess.Popen(f"exec {head} {work} {tail}", shell=True, stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not (work / "rep-1.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the session: the probe and heartbeat too, if the script is gone
+        proc.wait()
+
+
 @pytest.mark.slow  # waits out a hang-up; CI runs it
 def test_the_remote_script_stops_the_probe_and_removes_its_directory(tmp_path, probe) -> None:
     """The script of the run task, run here: a probe that fails is reported
     with its stderr; a hang-up stops the probe and removes the directory."""
-    work = tmp_path / "remote"
-    work.mkdir()
-    shutil.copy(probe, work / "osmeter-probe")
+    work = _remote_dir(tmp_path, probe)
     head, tail = plays.run_command(["run", "--suite", "no-such-suite"], 1)
     p = subprocess.run(f"{head} {work} {tail}", shell=True, capture_output=True, text=True, timeout=60)
     assert p.returncode == 3 and "repetition 1 of 1: exit status 2" in p.stdout and "no-such-suite" in p.stdout
-    head, tail = plays.run_command(["run", "cpu.call", "--min-time", "30", "--max-time", "60", "--quiet"], 1)
-    proc = subprocess.Popen(f"exec {head} {work} {tail}", shell=True, stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 10
-    while not (work / "rep-1.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(1)  # SIGHUP: the connection went away
-    assert proc.wait(timeout=20) == 129
+    with _long_remote_script(work) as proc:
+        proc.send_signal(1)  # SIGHUP: the connection went away
+        assert proc.wait(timeout=20) == 129
     assert not work.exists()
+
+
+def _session_shells(sid: int) -> list[int]:
+    """The shells (a run script, its heartbeat subshell) in session `sid`."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            comm, rest = stat.read_text().rsplit(")", 1)
+        except (OSError, ValueError):
+            continue
+        if comm.endswith("(sh") and int(rest.split()[3]) == sid:  # field 6 of proc_pid_stat(5): the session
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+@pytest.mark.slow  # waits for the heartbeat; CI runs it
+def test_the_remote_scripts_heartbeat_ends_with_the_script_however_it_ended(tmp_path, probe) -> None:
+    """The heartbeat must not outlive the script. The script kills it on its
+    way out, but that SIGTERM is lost when it comes before the subshell has
+    reset the script's TERM trap (a probe that fails at once), and a script
+    killed with SIGKILL sends none. Before: such a heartbeat lived on,
+    orphaned, a dot every 2 s for good, and on a host kept the run task's
+    connection open until --host-timeout (the HUP test's first part, a probe
+    that fails at once, hung 60 s in about one run of three). Now it sees
+    its script gone within 2 s."""
+    work = _remote_dir(tmp_path, probe)
+    with _long_remote_script(work) as proc:
+        os.kill(proc.pid, signal.SIGKILL)  # the script alone: no trap runs, its heartbeat is not told
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+        deadline = time.monotonic() + 10
+        while _session_shells(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _session_shells(proc.pid) == []
 
 
 @pytest.mark.slow  # waits for the heartbeat; CI runs it
@@ -351,21 +404,9 @@ def test_the_remote_script_stops_when_its_connection_closes_without_a_hang_up(tm
     died of SIGPIPE without a word and the probe ran its whole suite, its
     directory there meanwhile (CI, 2026-11-29: tests/e2e/test_fleet.py's
     dropped host left /tmp/osmeter-fleet-*)."""
-    work = tmp_path / "remote"
-    work.mkdir()
-    shutil.copy(probe, work / "osmeter-probe")
-    head, tail = plays.run_command(["run", "cpu.call", "--min-time", "30", "--max-time", "60", "--quiet"], 1)
-    proc = subprocess.Popen(f"exec {head} {work} {tail}", shell=True, stdout=subprocess.PIPE,
-                            start_new_session=True)  # its own group: a failure kills the probe too
-    try:
-        deadline = time.monotonic() + 10
-        while not (work / "rep-1.jsonl").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+    work = _remote_dir(tmp_path, probe)
+    with _long_remote_script(work) as proc:
         assert proc.stdout is not None
         proc.stdout.close()  # the connection is gone; no signal comes
         assert proc.wait(timeout=20) == 143  # its heartbeat's SIGTERM, well before the probe's 30 s
-        assert not work.exists()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    assert not work.exists()

@@ -25,6 +25,10 @@ subshell ignores SIGPIPE, so its write fails and it signals the script: a
 subshell's traps reset to the default, and SIGPIPE's default would end it
 silently, leaving the probe to run its whole suite on a host whose
 connection had dropped without a hang-up (an sshd that was killed). The
+heartbeat also ends when the script is gone (`kill -0`): the script's
+`kill` of it is lost when it comes before the subshell has reset the
+script's TERM trap, and a script killed with SIGKILL sends none; an
+orphaned heartbeat would hold the connection open until --host-timeout. The
 probe's TMPDIR is a work directory of the script's own (`tmp` in the
 remote directory), removed on every way out of the script: what a probe
 killed with SIGKILL leaves there (its `osmeter-probe.*` directories) goes
@@ -71,7 +75,7 @@ trap 'rm -rf "$w"' EXIT
 trap 'stop 129' HUP; trap 'stop 130' INT; trap 'stop 143' TERM; trap 'stop 141' PIPE
 mkdir -m 700 "$w" || exit 3
 TMPDIR=$w; export TMPDIR
-( trap '' PIPE; while sleep 2; do printf . 2>/dev/null || { kill -TERM $$ 2>/dev/null; exit 0; }; done ) & hb=$!
+( trap '' PIPE; while sleep 2 && kill -0 $$ 2>/dev/null; do printf . 2>/dev/null || { kill -TERM $$ 2>/dev/null; exit 0; }; done ) & hb=$!
 i=0
 while [ "$i" -lt "$n" ]; do
   i=$((i + 1))
