@@ -37,8 +37,11 @@ static int await_answer(struct osm_ctx *ctx, struct net_peer *np, struct net_dgr
 	int64_t deadline = osm_mono_ns() + (int64_t)NET_LOSS_TIMEOUT_MS * 1000000;
 	for (;;) {
 		ssize_t r = recv(d->fd, d->rx, d->rx_cap, 0);
+		/* After a stale datagram, recv() waits up to a whole SO_RCVTIMEO
+		 * again: an answer past the deadline is a loss too, so no round
+		 * trip over NET_LOSS_TIMEOUT_MS is ever timed. */
 		if (r >= 0 && d->match(d, (size_t)r, seq))
-			return 1;
+			return osm_mono_ns() <= deadline ? 1 : 0;
 		if (r >= 0) {
 			d->stale++;
 			if (osm_mono_ns() > deadline)
