@@ -17,6 +17,7 @@
  * with the same cookie and sequence. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,24 +32,37 @@
 #define LOSS_PERCENT_MAX 1  /* ... more than this share of the attempts */
 
 /* Waits for the answer to seq: 1 answered, 0 lost (no answer in time),
- * -1 error (ctx->msg set). */
+ * -1 error (ctx->msg set). The first recv() waits by SO_RCVTIMEO (the
+ * round trip's only system call on the way back); after a stale datagram,
+ * poll() waits only what is left until the deadline, since a new recv()
+ * would wait a whole SO_RCVTIMEO again. An answer that comes past the
+ * deadline (poll's millisecond rounds up) is a loss too: no round trip
+ * over NET_LOSS_TIMEOUT_MS is ever timed. */
 static int await_answer(struct osm_ctx *ctx, struct net_peer *np, struct net_dgram *d, uint64_t seq)
 {
 	int64_t deadline = osm_mono_ns() + (int64_t)NET_LOSS_TIMEOUT_MS * 1000000;
+	int flags = 0; /* MSG_DONTWAIT once poll() does the waiting */
 	for (;;) {
-		ssize_t r = recv(d->fd, d->rx, d->rx_cap, 0);
-		/* After a stale datagram, recv() waits up to a whole SO_RCVTIMEO
-		 * again: an answer past the deadline is a loss too, so no round
-		 * trip over NET_LOSS_TIMEOUT_MS is ever timed. */
+		if (flags) {
+			int64_t left = deadline - osm_mono_ns();
+			struct pollfd pfd = {.fd = d->fd, .events = POLLIN};
+			int n = left > 0 ? poll(&pfd, 1, (int)((left + 999999) / 1000000)) : 0;
+			if (n == 0)
+				return 0;
+			if (n < 0 && errno != EINTR) {
+				net_io_fail(ctx, np, -1, "poll");
+				return -1;
+			}
+		}
+		ssize_t r = recv(d->fd, d->rx, d->rx_cap, flags);
 		if (r >= 0 && d->match(d, (size_t)r, seq))
 			return osm_mono_ns() <= deadline ? 1 : 0;
 		if (r >= 0) {
 			d->stale++;
-			if (osm_mono_ns() > deadline)
-				return 0;
+			flags = MSG_DONTWAIT;
 			continue;
 		}
-		if (errno == EINTR)
+		if (errno == EINTR || (flags && (errno == EAGAIN || errno == EWOULDBLOCK)))
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
